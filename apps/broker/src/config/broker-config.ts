@@ -1,0 +1,43 @@
+import type { LOG_LEVELS } from './env.dto';
+
+/** Where a provider is reached and which adapter speaks to it. */
+export interface ProviderConfig {
+  name: string;
+  adapter: 'sim';
+  baseUrl: string;
+}
+
+export interface BreakerSettings {
+  consecutiveFailures: number;
+  windowMs: number;
+  windowErrorRate: number;
+  windowMinCalls: number;
+  healthIntervalMs: number;
+  halfOpenAfterPasses: number;
+  halfOpenProbeShare: number;
+  closeSuccessRate: number;
+  closeAfterMs: number;
+  closeMinProbes: number;
+  slowCallMs: number;
+}
+
+/** The broker's configuration: validated once, typed, read everywhere else. */
+export interface BrokerConfig {
+  port: number;
+  simPort: number;
+  dataDir: string;
+  /** Unset: the broker runs an embedded PostgreSQL under `dataDir`. */
+  databaseUrl?: string;
+  providers: ProviderConfig[];
+  /** True when PROVIDERS is unset: the providers are the simulator, started alongside the broker. */
+  simulated: boolean;
+  simWebhookSecret: string;
+  breaker: BreakerSettings;
+  providerCallTimeoutMs: number;
+  apiKeys: string[];
+  adminToken?: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  requestBodyLimitBytes: number;
+}
+
+export const BROKER_CONFIG = Symbol('BROKER_CONFIG');

@@ -1,0 +1,139 @@
+/**
+ * The environment as the broker accepts it: every variable of SPEC §7 (and the few the product
+ * adds), with its default and the values allowed. Validated once at start-up by `loadConfig`.
+ */
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
+const toNumber = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export class EnvironmentVariables {
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  SIM_PORT = 4010;
+
+  @IsString()
+  @MinLength(1)
+  DATA_DIR = '.data';
+
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  /** `name=adapter:url` entries, comma-separated, in routing order. */
+  @IsOptional()
+  @IsString()
+  PROVIDERS?: string;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  BREAKER_CONSECUTIVE_FAILURES = 5;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(86_400_000)
+  BREAKER_WINDOW_MS = 120_000;
+
+  @Transform(toNumber)
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  BREAKER_WINDOW_ERROR_RATE = 0.1;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  BREAKER_WINDOW_MIN_CALLS = 10;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(86_400_000)
+  BREAKER_HEALTH_INTERVAL_MS = 30_000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  BREAKER_HALF_OPEN_AFTER_PASSES = 5;
+
+  @Transform(toNumber)
+  @IsNumber()
+  @Min(0.001)
+  @Max(1)
+  BREAKER_HALF_OPEN_PROBE_SHARE = 0.1;
+
+  @Transform(toNumber)
+  @IsNumber()
+  @Min(0)
+  @Max(1)
+  BREAKER_CLOSE_SUCCESS_RATE = 0.95;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(86_400_000)
+  BREAKER_CLOSE_AFTER_MS = 300_000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  BREAKER_CLOSE_MIN_PROBES = 10;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  BREAKER_SLOW_CALL_MS = 2000;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  PROVIDER_CALL_TIMEOUT_MS = 5000;
+
+  /** One API key, or a comma-separated list making one account per key. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[^,\s]{16,}(,[^,\s]{16,})*$/, {
+    message: 'BROKER_API_KEY must be one or more comma-separated keys of at least 16 characters, no spaces',
+  })
+  BROKER_API_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
+  @MaxLength(512)
+  ADMIN_TOKEN?: string;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  @Max(10 * 1024 * 1024)
+  REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
+
+  /** Secret the simulator signs its inbound webhooks with (and the broker checks). */
+  @IsString()
+  @MinLength(8)
+  SIM_WEBHOOK_SECRET = 'sim-dev-webhook-secret';
+}

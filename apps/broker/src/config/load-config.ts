@@ -1,0 +1,101 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import type { BrokerConfig, ProviderConfig } from './broker-config';
+import { EnvironmentVariables } from './env.dto';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const ADAPTERS = ['sim'] as const;
+const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN'];
+const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET'];
+
+/**
+ * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
+ * is one line naming each bad variable and what it allows.
+ */
+export function loadConfig(env: Record<string, string | undefined>): BrokerConfig {
+  const known = [...Object.keys(new EnvironmentVariables()), ...OPTIONAL];
+  // Only our variables, and an empty value counts as unset.
+  const given = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => known.includes(key) && value !== undefined && value.trim() !== ''),
+  );
+  const vars = plainToInstance(EnvironmentVariables, given);
+  const problems = validateSync(vars, { forbidUnknownValues: false }).map((error) => describe(error, given));
+  let providers: ProviderConfig[] = [];
+  try {
+    providers = vars.PROVIDERS ? parseProviders(vars.PROVIDERS) : simulatedProviders(vars.SIM_PORT);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+
+  return {
+    port: vars.PORT,
+    simPort: vars.SIM_PORT,
+    dataDir: vars.DATA_DIR,
+    databaseUrl: vars.DATABASE_URL,
+    providers,
+    simulated: !vars.PROVIDERS,
+    simWebhookSecret: vars.SIM_WEBHOOK_SECRET,
+    breaker: {
+      consecutiveFailures: vars.BREAKER_CONSECUTIVE_FAILURES,
+      windowMs: vars.BREAKER_WINDOW_MS,
+      windowErrorRate: vars.BREAKER_WINDOW_ERROR_RATE,
+      windowMinCalls: vars.BREAKER_WINDOW_MIN_CALLS,
+      healthIntervalMs: vars.BREAKER_HEALTH_INTERVAL_MS,
+      halfOpenAfterPasses: vars.BREAKER_HALF_OPEN_AFTER_PASSES,
+      halfOpenProbeShare: vars.BREAKER_HALF_OPEN_PROBE_SHARE,
+      closeSuccessRate: vars.BREAKER_CLOSE_SUCCESS_RATE,
+      closeAfterMs: vars.BREAKER_CLOSE_AFTER_MS,
+      closeMinProbes: vars.BREAKER_CLOSE_MIN_PROBES,
+      slowCallMs: vars.BREAKER_SLOW_CALL_MS,
+    },
+    providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
+    apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],
+    adminToken: vars.ADMIN_TOKEN,
+    logLevel: vars.LOG_LEVEL,
+    requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
+  };
+}
+
+function describe(error: ValidationError, given: Record<string, string | undefined>): string {
+  const messages = Object.values(error.constraints ?? {});
+  const got = given[error.property];
+  // Never echo a secret back into a log.
+  const shown = got === undefined || SECRET.includes(error.property) ? '' : ` (got "${got}")`;
+  return `${messages.join(', ')}${shown}`;
+}
+
+function simulatedProviders(simPort: number): ProviderConfig[] {
+  const baseUrl = `http://127.0.0.1:${simPort}`;
+  return [
+    { name: 'primary', adapter: 'sim', baseUrl },
+    { name: 'failover', adapter: 'sim', baseUrl },
+  ];
+}
+
+/** `primary=sim:http://sim:4010,failover=sim:http://sim:4010` */
+export function parseProviders(value: string): ProviderConfig[] {
+  const providers = value.split(',').map((entry) => {
+    const match = /^([a-z][a-z0-9-]{0,31})=([a-z]+):(https?:\/\/\S+)$/.exec(entry.trim());
+    if (!match)
+      throw new Error(
+        `PROVIDERS entry "${entry.trim()}" must look like name=adapter:http://host:port (name: lowercase letters, digits, dashes)`,
+      );
+    const [, name, adapter, baseUrl] = match;
+    if (!(ADAPTERS as readonly string[]).includes(adapter))
+      throw new Error(`PROVIDERS entry "${name}" names adapter "${adapter}"; known adapters: ${ADAPTERS.join(', ')}`);
+    return { name, adapter: adapter as ProviderConfig['adapter'], baseUrl: baseUrl.replace(/\/+$/, '') };
+  });
+  const names = providers.map((p) => p.name);
+  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+  if (duplicate) throw new Error(`PROVIDERS names "${duplicate}" twice`);
+  return providers;
+}
+
+/** The one place the process environment is read. */
+export function loadConfigFromEnvironment(): BrokerConfig {
+  return loadConfig(process.env);
+}

@@ -1,0 +1,35 @@
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import { ProblemException } from '../common/problem';
+
+const DATABASE_PING_TIMEOUT_MS = 1500;
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: TypeOrmHealthIndicator,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Liveness: the process is up and serving HTTP.' })
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: the database answers a ping in time.' })
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([() => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS })]);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      const result = error.getResponse() as HealthCheckResult;
+      const down = Object.keys(result.error ?? {});
+      throw new ProblemException(503, 'Not ready', `Not ready: ${down.join(', ')} down.`, 'not-ready', { checks: result.details });
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * `npm start`: the broker, and for a new user everything it needs on one machine. With
+ * DATABASE_URL unset it runs an embedded PostgreSQL under DATA_DIR; with PROVIDERS unset it runs
+ * the CPaaS simulator in this same process on SIM_PORT. SIGINT/SIGTERM close the HTTP servers,
+ * then the database pool, then the embedded server, and the process exits with nothing left
+ * behind. A start that cannot work prints one line saying why and exits non-zero.
+ */
+import 'reflect-metadata';
+import type { INestApplication } from '@nestjs/common';
+import { LocalPostgres } from '@app/database';
+import { Logger } from 'nestjs-pino';
+import { createSimulatorApp } from '../../cpaas-sim/src/sim-app';
+import { createBrokerApp } from './broker-app';
+import { loadConfigFromEnvironment, type BrokerConfig } from './config';
+import { prepareDatabase } from './database/prepare-database';
+
+interface Running {
+  postgres?: LocalPostgres;
+  simulator?: INestApplication;
+  broker?: INestApplication;
+}
+
+const running: Running = {};
+let stopping = false;
+
+async function main(): Promise<void> {
+  const config = loadConfigFromEnvironment();
+  const startupLog: string[] = [];
+
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    running.postgres = await LocalPostgres.start({ dataDir: config.dataDir, database: 'broker', log: (line) => startupLog.push(line) });
+    databaseUrl = running.postgres.url;
+  }
+  await prepareDatabase(databaseUrl);
+
+  if (config.simulated) {
+    running.simulator = await createSimulatorApp({
+      port: config.simPort,
+      brokerUrl: `http://127.0.0.1:${config.port}`,
+      webhookSecret: config.simWebhookSecret,
+    });
+    await listen(running.simulator, config.simPort, 'SIM_PORT');
+  }
+
+  running.broker = await createBrokerApp(config, databaseUrl);
+  await listen(running.broker, config.port, 'PORT');
+
+  const logger = running.broker.get(Logger);
+  for (const line of startupLog) logger.log(line);
+  logger.log(`broker listening on http://127.0.0.1:${config.port} (API docs at /docs)`);
+  if (running.simulator)
+    logger.log(
+      `CPaaS simulator listening on http://127.0.0.1:${config.simPort} (providers: ${config.providers.map((p) => p.name).join(', ')})`,
+    );
+  logger.log(describeDatabase(config, running.postgres));
+}
+
+async function listen(app: INestApplication, port: number, variable: string): Promise<void> {
+  try {
+    await app.listen(port, '0.0.0.0');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`port ${port} is already in use (set ${variable} to another port)`);
+    if (code === 'EACCES') throw new Error(`not allowed to listen on port ${port} (set ${variable} to another port)`);
+    throw error;
+  }
+}
+
+function describeDatabase(config: BrokerConfig, postgres: LocalPostgres | undefined): string {
+  if (!postgres) return `database: ${redact(config.databaseUrl!)} (DATABASE_URL)`;
+  return `database: embedded PostgreSQL ${postgres.binaries.major} (${postgres.binaries.source}) at ${postgres.url.replace(/:[^:@/]+@/, ':***@')}, data in ${postgres.clusterDir}`;
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+async function shutdown(exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const steps: Array<[string, (() => Promise<void>) | undefined]> = [
+    ['broker', running.broker && (() => running.broker!.close())],
+    ['simulator', running.simulator && (() => running.simulator!.close())],
+    ['embedded PostgreSQL', running.postgres && (() => running.postgres!.stop())],
+  ];
+  for (const [name, step] of steps) {
+    if (!step) continue;
+    try {
+      await step();
+    } catch (error) {
+      console.error(`session-broker: stopping the ${name} failed: ${(error as Error).message}`);
+      exitCode = exitCode || 1;
+    }
+  }
+  process.exit(exitCode);
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) {
+      console.error('session-broker: second signal, exiting now');
+      process.exit(1);
+    }
+    void shutdown(0);
+  });
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`session-broker: cannot start: ${message}`);
+  void shutdown(1);
+});

@@ -1,0 +1,35 @@
+import type { DataSourceOptions, MixedList, EntitySchema } from 'typeorm';
+import { MIGRATIONS } from './migrations';
+
+export interface BrokerDataSourceInput {
+  url: string;
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+  entities: MixedList<Function | string | EntitySchema>;
+  /** Pool size per process. */
+  poolSize?: number;
+  applicationName?: string;
+}
+
+/**
+ * One shape of connection options for the app, the migration CLI and the tests: never
+ * `synchronize`; the schema comes only from the committed migrations.
+ */
+export function brokerDataSourceOptions(input: BrokerDataSourceInput): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: input.url,
+    entities: input.entities,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    applicationName: input.applicationName ?? 'session-broker',
+    extra: {
+      max: input.poolSize ?? 20,
+      connectionTimeoutMillis: 5000,
+      // A dead server should fail queries, not hang them.
+      keepAlive: true,
+    },
+  };
+}

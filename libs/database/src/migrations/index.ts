@@ -1,0 +1,3 @@
+/** Every migration, oldest first. `npm run migration:generate -- <Name>` appends to this list. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export const MIGRATIONS: Function[] = [];

@@ -1,0 +1,4 @@
+import { LocalPostgres } from '../../database/src';
+export default async function () {
+  console.log('global setup', typeof LocalPostgres);
+}
