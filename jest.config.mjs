@@ -21,5 +21,6 @@ export default {
   },
   testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',
+  globalTeardown: '<rootDir>/libs/testing/src/global-teardown.ts',
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 };

@@ -49,6 +49,8 @@ const USER = 'postgres';
 const PASSWORD = 'postgres';
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
+/** Pid of the Node process that started the server, kept beside the cluster. */
+const OWNER_FILE = 'owner.pid';
 
 export class LocalPostgresError extends Error {
   override name = 'LocalPostgresError';
@@ -79,8 +81,9 @@ export class LocalPostgres {
     await chmod(clusterDir, 0o700);
     if (runAs.uid !== undefined) await chown(clusterDir, runAs.uid, runAs.gid!);
 
-    await stopOrphan(clusterDir, log);
+    await claimCluster(clusterDir, log);
     if (!existsSync(join(clusterDir, 'PG_VERSION'))) await initCluster(binaries, clusterDir, runAs);
+    await writeFile(join(clusterDir, OWNER_FILE), `${process.pid}\n`);
 
     const port = options.port || (await freePort());
     const child = spawnServer(binaries, clusterDir, port, runAs);
@@ -186,6 +189,24 @@ async function usableDataRoot(dataDir: string, runAs: RunAs, log: (line: string)
 
 function traversable(dir: string, runAs: RunAs): boolean {
   return spawnSync('test', ['-x', dir], { ...runAs, cwd: tmpdir() }).status === 0;
+}
+
+/**
+ * Makes this process the cluster's owner. A server whose owner is still alive is in use (a second
+ * `npm start` on the same DATA_DIR) and is left alone; one whose owner is gone is an orphan.
+ */
+async function claimCluster(clusterDir: string, log: (line: string) => void): Promise<void> {
+  const ownerFile = join(clusterDir, OWNER_FILE);
+  const owner = Number((await readFile(ownerFile, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner) && (await serverRunning(clusterDir))) {
+    throw new LocalPostgresError(`the PostgreSQL cluster in ${clusterDir} is in use by process ${owner}; stop that process or use another DATA_DIR`);
+  }
+  await stopOrphan(clusterDir, log);
+}
+
+async function serverRunning(clusterDir: string): Promise<boolean> {
+  const pid = Number((await readFile(join(clusterDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 && alive(pid);
 }
 
 async function stopOrphan(clusterDir: string, log: (line: string) => void): Promise<void> {

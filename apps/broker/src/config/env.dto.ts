@@ -2,6 +2,7 @@
  * The environment as the broker accepts it: every variable of SPEC §7 (and the few the product
  * adds), with its default and the values allowed. Validated once at start-up by `loadConfig`.
  */
+import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 
@@ -9,19 +10,24 @@ const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /
 const toNumber = ({ value }: { value: unknown }) =>
   typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value;
 
+/** An integer variable within [min, max], told in one message whatever the fault. */
+function IntVar(min: number, max: number): PropertyDecorator {
+  const message = `$property must be an integer from ${min} to ${max}`;
+  return applyDecorators(Transform(toInt), IsInt({ message }), Min(min, { message }), Max(max, { message }));
+}
+
+function NumberVar(min: number, max: number): PropertyDecorator {
+  const message = `$property must be a number from ${min} to ${max}`;
+  return applyDecorators(Transform(toNumber), IsNumber({}, { message }), Min(min, { message }), Max(max, { message }));
+}
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export class EnvironmentVariables {
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @IntVar(0, 65535)
   PORT = 3000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
+  @IntVar(0, 65535)
   SIM_PORT = 4010;
 
   @IsString()
@@ -37,76 +43,40 @@ export class EnvironmentVariables {
   @IsString()
   PROVIDERS?: string;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @IntVar(1, 1000)
   BREAKER_CONSECUTIVE_FAILURES = 5;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(10)
-  @Max(86_400_000)
+  @IntVar(10, 86_400_000)
   BREAKER_WINDOW_MS = 120_000;
 
-  @Transform(toNumber)
-  @IsNumber()
-  @Min(0)
-  @Max(1)
+  @NumberVar(0, 1)
   BREAKER_WINDOW_ERROR_RATE = 0.1;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @IntVar(1, 1_000_000)
   BREAKER_WINDOW_MIN_CALLS = 10;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(10)
-  @Max(86_400_000)
+  @IntVar(10, 86_400_000)
   BREAKER_HEALTH_INTERVAL_MS = 30_000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @IntVar(1, 1000)
   BREAKER_HALF_OPEN_AFTER_PASSES = 5;
 
-  @Transform(toNumber)
-  @IsNumber()
-  @Min(0.001)
-  @Max(1)
+  @NumberVar(0.001, 1)
   BREAKER_HALF_OPEN_PROBE_SHARE = 0.1;
 
-  @Transform(toNumber)
-  @IsNumber()
-  @Min(0)
-  @Max(1)
+  @NumberVar(0, 1)
   BREAKER_CLOSE_SUCCESS_RATE = 0.95;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(0)
-  @Max(86_400_000)
+  @IntVar(0, 86_400_000)
   BREAKER_CLOSE_AFTER_MS = 300_000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
+  @IntVar(1, 1_000_000)
   BREAKER_CLOSE_MIN_PROBES = 10;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(600_000)
+  @IntVar(1, 600_000)
   BREAKER_SLOW_CALL_MS = 2000;
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1)
-  @Max(600_000)
+  @IntVar(1, 600_000)
   PROVIDER_CALL_TIMEOUT_MS = 5000;
 
   /** One API key, or a comma-separated list making one account per key. */
@@ -126,10 +96,7 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
-  @Transform(toInt)
-  @IsInt()
-  @Min(1024)
-  @Max(10 * 1024 * 1024)
+  @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
   /** Secret the simulator signs its inbound webhooks with (and the broker checks). */

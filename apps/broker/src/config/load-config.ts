@@ -61,7 +61,7 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
 }
 
 function describe(error: ValidationError, given: Record<string, string | undefined>): string {
-  const messages = Object.values(error.constraints ?? {});
+  const messages = [...new Set(Object.values(error.constraints ?? {}))];
   const got = given[error.property];
   // Never echo a secret back into a log.
   const shown = got === undefined || SECRET.includes(error.property) ? '' : ` (got "${got}")`;

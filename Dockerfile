@@ -1,0 +1,19 @@
+# One image for both apps: the broker (default command) and the CPaaS simulator.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps apps
+COPY libs libs
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+USER node
+EXPOSE 3000 4010
+CMD ["node", "dist/apps/broker/src/main.js"]

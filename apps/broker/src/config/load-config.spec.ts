@@ -1,0 +1,91 @@
+import { ConfigError, loadConfig, parseProviders } from './load-config';
+
+describe('loadConfig', () => {
+  it('gives the SPEC §7 defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      simPort: 4010,
+      dataDir: '.data',
+      databaseUrl: undefined,
+      simulated: true,
+      providerCallTimeoutMs: 5000,
+    });
+    expect(config.breaker).toEqual({
+      consecutiveFailures: 5,
+      windowMs: 120_000,
+      windowErrorRate: 0.1,
+      windowMinCalls: 10,
+      healthIntervalMs: 30_000,
+      halfOpenAfterPasses: 5,
+      halfOpenProbeShare: 0.1,
+      closeSuccessRate: 0.95,
+      closeAfterMs: 300_000,
+      closeMinProbes: 10,
+      slowCallMs: 2000,
+    });
+    expect(config.providers).toEqual([
+      { name: 'primary', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010' },
+      { name: 'failover', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010' },
+    ]);
+    expect(config.apiKeys).toEqual([]);
+    expect(config.adminToken).toBeUndefined();
+  });
+
+  it('reads numbers, rates and lists', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      BREAKER_WINDOW_ERROR_RATE: '0.25',
+      BROKER_API_KEY: 'key-aaaaaaaaaaaaaaaa,key-bbbbbbbbbbbbbbbb',
+      SIM_PORT: '',
+    });
+    expect(config.port).toBe(8080);
+    expect(config.simPort).toBe(4010);
+    expect(config.breaker.windowErrorRate).toBe(0.25);
+    expect(config.apiKeys).toEqual(['key-aaaaaaaaaaaaaaaa', 'key-bbbbbbbbbbbbbbbb']);
+  });
+
+  it.each([
+    ['PORT', 'abc', /^invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/],
+    ['PORT', '70000', /PORT must be an integer from 0 to 65535 \(got "70000"\)/],
+    ['BREAKER_WINDOW_ERROR_RATE', '1.5', /BREAKER_WINDOW_ERROR_RATE must be a number from 0 to 1 \(got "1.5"\)/],
+    ['BREAKER_CONSECUTIVE_FAILURES', '0', /BREAKER_CONSECUTIVE_FAILURES must be an integer from 1 to 1000/],
+    ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 10 to 86400000/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
+    ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter:http/],
+    ['PROVIDERS', 'a=twilio:http://x', /PROVIDERS entry "a" names adapter "twilio"/],
+  ])('rejects %s=%s with one line naming it', (name, value, message) => {
+    const load = () => loadConfig({ [name]: value });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(message);
+    try {
+      load();
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+
+  it('never echoes a secret it rejects', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'short-secret' })).toThrow(
+      /^invalid configuration: ADMIN_TOKEN must be at least 16 characters$/,
+    );
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(() => loadConfig({ PORT: 'x', SIM_PORT: 'y' })).toThrow(/PORT.*; SIM_PORT/);
+  });
+});
+
+describe('parseProviders', () => {
+  it('keeps the routing order and trims trailing slashes', () => {
+    expect(parseProviders('main=sim:http://sim:4010/, backup=sim:https://b.example')).toEqual([
+      { name: 'main', adapter: 'sim', baseUrl: 'http://sim:4010' },
+      { name: 'backup', adapter: 'sim', baseUrl: 'https://b.example' },
+    ]);
+  });
+
+  it('refuses a name given twice', () => {
+    expect(() => parseProviders('a=sim:http://x,a=sim:http://y')).toThrow('PROVIDERS names "a" twice');
+  });
+});

@@ -1,0 +1,2 @@
+export { createTestDatabase, type TestDatabase } from './test-database';
+export { testAdminUrl } from './test-env';

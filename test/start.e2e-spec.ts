@@ -1,0 +1,121 @@
+/**
+ * The product started as `npm start` starts it (the built entrypoint, embedded PostgreSQL, the
+ * simulator in-process): readiness, clean stop on SIGTERM, recovery after `kill -9`, and clear
+ * one-line failures.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
+
+const MAIN = 'dist/apps/broker/src/main.js';
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ready(port: number): Promise<boolean> {
+  const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+  return res.status === 200;
+}
+
+function embeddedUrl(output: string): string {
+  const match = /at (postgres:\/\/postgres):\*\*\*(@127\.0\.0\.1:\d+\/broker)/.exec(output);
+  if (!match) throw new Error(`no database line in:\n${output}`);
+  return `${match[1]}:postgres${match[2]}`;
+}
+
+describe('npm start', () => {
+  let dataDir: string;
+  let env: Record<string, string>;
+  let running: RunningProcess | undefined;
+
+  beforeAll(() => buildOnce(), 240_000);
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'broker-start-'));
+    await chmod(dataDir, 0o755);
+    env = { DATA_DIR: dataDir, PORT: String(await freePort()), SIM_PORT: String(await freePort()), LOG_LEVEL: 'info', DATABASE_URL: '', PROVIDERS: '' };
+  });
+
+  afterEach(async () => {
+    if (running && running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGTERM');
+      await running.exited;
+    }
+    running = undefined;
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('becomes ready with one log line per listener, and SIGTERM stops everything', async () => {
+    running = startProcess([MAIN], env);
+    await eventually(() => ready(Number(env.PORT)));
+    const output = running.output();
+    expect(output).toContain(`broker listening on http://127.0.0.1:${env.PORT}`);
+    expect(output).toContain(`CPaaS simulator listening on http://127.0.0.1:${env.SIM_PORT}`);
+    expect(output).toMatch(/database: embedded PostgreSQL \d+/);
+    const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/health`);
+    expect(sim.status).toBe(200);
+
+    const pidFile = join(dataDir, readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!, 'postmaster.pid');
+    const postgresPid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    expect(processAlive(postgresPid)).toBe(false);
+    expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
+
+  it('comes back with its data after a kill -9, stopping the orphaned server', async () => {
+    running = startProcess([MAIN], env);
+    await eventually(() => ready(Number(env.PORT)));
+    const url = embeddedUrl(running.output());
+    const client = new Client(url);
+    await client.connect();
+    await client.query('CREATE TABLE survivor (note text)');
+    await client.query("INSERT INTO survivor VALUES ('still here')");
+    await client.end();
+
+    running.child.kill('SIGKILL');
+    await running.exited;
+
+    running = startProcess([MAIN], env);
+    await eventually(() => ready(Number(env.PORT)));
+    expect(running.output()).toMatch(/stopping a PostgreSQL server \(pid \d+\) left running by an earlier process/);
+    const again = new Client(embeddedUrl(running.output()));
+    await again.connect();
+    expect((await again.query('SELECT note FROM survivor')).rows).toEqual([{ note: 'still here' }]);
+    await again.end();
+  }, 120_000);
+
+  it('refuses a bad PORT with one line naming it', async () => {
+    running = startProcess([MAIN], { ...env, PORT: 'abc' });
+    const { code } = await running.exited;
+    expect(code).not.toBe(0);
+    const lines = running.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^session-broker: cannot start: invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/);
+  }, 30_000);
+
+  it('refuses a port already taken with one clear line, leaving no database server behind', async () => {
+    const blocker: Server = createServer();
+    await new Promise<void>((done) => blocker.listen(Number(env.PORT), '0.0.0.0', done));
+    try {
+      running = startProcess([MAIN], { ...env, LOG_LEVEL: 'silent' });
+      const { code } = await running.exited;
+      expect(code).not.toBe(0);
+      expect(running.output().trim()).toBe(`session-broker: cannot start: port ${env.PORT} is already in use (set PORT to another port)`);
+      const cluster = readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!;
+      expect(existsSync(join(dataDir, cluster, 'postmaster.pid'))).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  }, 60_000);
+});

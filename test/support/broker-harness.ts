@@ -1,0 +1,70 @@
+/**
+ * Starts the whole product for an end-to-end test, the way a user runs it: the CPaaS simulator and
+ * the broker, each on a free loopback port, the broker on this test file's own migrated database.
+ */
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createBrokerApp } from '../../apps/broker/src/broker-app';
+import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
+import { createSimulatorApp } from '../../apps/cpaas-sim/src/sim-app';
+import type { SimulatorConfig } from '../../apps/cpaas-sim/src/config/sim-config';
+
+export const TEST_WEBHOOK_SECRET = 'test-sim-webhook-secret';
+
+export interface SimulatorHarness {
+  url: string;
+  app: NestExpressApplication;
+  config: SimulatorConfig;
+}
+
+export interface BrokerHarness {
+  url: string;
+  app: NestExpressApplication;
+  config: BrokerConfig;
+  db: TestDatabase;
+  sim: SimulatorHarness;
+  close(): Promise<void>;
+}
+
+export async function startSimulator(): Promise<SimulatorHarness> {
+  // brokerUrl is filled in once the broker listens; the simulator reads it when it sends.
+  const config: SimulatorConfig = { port: 0, brokerUrl: 'http://127.0.0.1:9', webhookSecret: TEST_WEBHOOK_SECRET };
+  const app = await createSimulatorApp(config);
+  await app.listen(0, '127.0.0.1');
+  return { url: await appUrl(app), app, config };
+}
+
+/** `env` overrides the broker's environment (durations shortened, keys, tokens...). */
+export async function startBroker(env: Record<string, string> = {}, options: { db?: TestDatabase; sim?: SimulatorHarness } = {}): Promise<BrokerHarness> {
+  const db = options.db ?? (await createTestDatabase());
+  const sim = options.sim ?? (await startSimulator());
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    PROVIDERS: `primary=sim:${sim.url},failover=sim:${sim.url}`,
+    SIM_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+    DATABASE_URL: db.url,
+    ...env,
+  });
+  const app = await createBrokerApp(config, db.url);
+  await app.listen(0, '127.0.0.1');
+  const url = await appUrl(app);
+  sim.config.brokerUrl = url;
+  return {
+    url,
+    app,
+    config,
+    db,
+    sim,
+    close: async () => {
+      await app.close();
+      if (!options.sim) await sim.app.close();
+      if (!options.db) await db.drop();
+    },
+  };
+}
+
+async function appUrl(app: NestExpressApplication): Promise<string> {
+  const url = await app.getUrl();
+  return url.replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
+}

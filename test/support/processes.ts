@@ -1,0 +1,43 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Builds dist/ once for the tests that run the product as `npm start` does. */
+export function buildOnce(): void {
+  const result = spawnSync('npm', ['run', 'build', '--silent'], { encoding: 'utf8', timeout: 240_000 });
+  if (result.status !== 0) throw new Error(`npm run build failed: ${result.stdout}${result.stderr}`);
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function startProcess(args: string[], env: Record<string, string>): RunningProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  return { child, output: () => out, exited };
+}
+
+/** Polls until `check` resolves true; counts attempts, never measures elapsed time. */
+export async function eventually(check: () => Promise<boolean>, attempts = 300, pauseMs = 100): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await check().catch(() => false)) return;
+    await new Promise((done) => setTimeout(done, pauseMs));
+  }
+  throw new Error('condition not met in time');
+}
