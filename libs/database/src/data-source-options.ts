@@ -24,6 +24,9 @@ export function brokerDataSourceOptions(input: BrokerDataSourceInput): DataSourc
     synchronize: false,
     migrationsRun: false,
     logging: false,
+    // gen_random_uuid() is built into PostgreSQL 13+: no extension to install, no superuser needed.
+    uuidExtension: 'pgcrypto',
+    installExtensions: false,
     applicationName: input.applicationName ?? 'session-broker',
     extra: {
       max: input.poolSize ?? 20,

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { MIGRATIONS, runMigrations } from '@app/database';
+import { MIGRATIONS, brokerDataSourceOptions, runMigrations } from '@app/database';
 import { testAdminUrl } from './test-env';
 
 export interface TestDatabase {
@@ -44,7 +44,7 @@ async function ensureTemplate(adminUrl: string): Promise<void> {
       const building = `${TEMPLATE}_building`;
       await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${building}`);
-      const dataSource = new DataSource({ type: 'postgres', url: withDatabase(adminUrl, building), migrations: MIGRATIONS, logging: false });
+      const dataSource = new DataSource(brokerDataSourceOptions({ url: withDatabase(adminUrl, building), entities: [], poolSize: 1 }));
       await dataSource.initialize();
       try {
         await runMigrations(dataSource);

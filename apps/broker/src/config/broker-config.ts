@@ -36,6 +36,17 @@ export interface BrokerConfig {
   providerCallTimeoutMs: number;
   apiKeys: string[];
   adminToken?: string;
+  sessions: {
+    sweepIntervalMs: number;
+    relayRetryIntervalMs: number;
+    /** `reject`, or a text to reply with. */
+    outOfSessionReply: string;
+    simSeedNumbers: number;
+  };
+  notifications: {
+    opsWebhookUrl?: string;
+    allowPrivateTargets: boolean;
+  };
   logLevel: (typeof LOG_LEVELS)[number];
   requestBodyLimitBytes: number;
 }

@@ -99,6 +99,33 @@ export class EnvironmentVariables {
   @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** How often the sweeper marks ended sessions expired and releases their bindings. */
+  @IntVar(10, 3_600_000)
+  SESSION_SWEEP_INTERVAL_MS = 10_000;
+
+  /** How often failed relays are retried (each relay backs off on its own schedule too). */
+  @IntVar(10, 3_600_000)
+  RELAY_RETRY_INTERVAL_MS = 2_000;
+
+  /** What a sender with no active session on a proxy number gets: `reject`, or a text to reply with. */
+  @IsString()
+  @MinLength(1)
+  @MaxLength(480)
+  OUT_OF_SESSION_REPLY = 'reject';
+
+  /** Numbers seeded on each simulated provider at start-up (simulated setup only). */
+  @IntVar(0, 1000)
+  SIM_SEED_NUMBERS = 10;
+
+  /** Where provider breaker transitions are sent as `provider.state_changed` webhooks. */
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/, { message: 'OPS_WEBHOOK_URL must be an http(s) URL' })
+  OPS_WEBHOOK_URL?: string;
+
+  /** Lets webhooks go to loopback and private addresses: for development and tests only. */
+  @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' | 'false' = 'false';
+
   /** Secret the simulator signs its inbound webhooks with (and the broker checks). */
   @IsString()
   @MinLength(8)

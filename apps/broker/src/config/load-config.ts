@@ -8,7 +8,7 @@ export class ConfigError extends Error {
 }
 
 const ADAPTERS = ['sim'] as const;
-const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN'];
+const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'OPS_WEBHOOK_URL'];
 const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET'];
 
 /**
@@ -55,6 +55,16 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
     apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],
     adminToken: vars.ADMIN_TOKEN,
+    sessions: {
+      sweepIntervalMs: vars.SESSION_SWEEP_INTERVAL_MS,
+      relayRetryIntervalMs: vars.RELAY_RETRY_INTERVAL_MS,
+      outOfSessionReply: vars.OUT_OF_SESSION_REPLY,
+      simSeedNumbers: vars.SIM_SEED_NUMBERS,
+    },
+    notifications: {
+      opsWebhookUrl: vars.OPS_WEBHOOK_URL,
+      allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+    },
     logLevel: vars.LOG_LEVEL,
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
   };

@@ -1,3 +1,23 @@
+import { Account } from '../accounts/account.entity';
+import { ApiKey } from '../accounts/api-key.entity';
+import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
+import { ProxyNumber } from '../numbers/proxy-number.entity';
+import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
+import { ProviderStateRecord } from '../providers/provider-state.entity';
+import { Interaction } from '../relay/interaction.entity';
+import { SessionParticipant } from '../sessions/session-participant.entity';
+import { Session } from '../sessions/session.entity';
+
 /** Every entity of the broker; the data source and the migration drift check read this list. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const ENTITIES: Function[] = [];
+export const ENTITIES: Function[] = [
+  Account,
+  ApiKey,
+  ProxyNumber,
+  Session,
+  SessionParticipant,
+  Interaction,
+  IdempotencyRecord,
+  BreakerTransitionRecord,
+  ProviderStateRecord,
+];

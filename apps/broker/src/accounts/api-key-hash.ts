@@ -1,0 +1,14 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** API keys are long random strings, so one SHA-256 is enough to store them safely. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function newApiKey(): string {
+  return `sk_${randomBytes(24).toString('base64url')}`;
+}
+
+export function apiKeyPrefix(key: string): string {
+  return key.slice(0, 10);
+}

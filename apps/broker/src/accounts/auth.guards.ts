@@ -1,0 +1,60 @@
+import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
+import { timingSafeEqual } from 'node:crypto';
+import type { Request } from 'express';
+import { ProblemException } from '../common/problem';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { AccountsService, type Principal } from './accounts.service';
+
+type AuthenticatedRequest = Request & { principal?: Principal };
+
+function bearer(request: Request): string | undefined {
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  return match?.[1];
+}
+
+function unauthorized(detail: string): ProblemException {
+  return new ProblemException(401, 'Unauthorized', detail, 'unauthorized');
+}
+
+/** `Authorization: Bearer <api key>`: the request acts for the key's account. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly accounts: AccountsService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const key = bearer(request);
+    if (!key) throw unauthorized('Send your API key as "Authorization: Bearer <key>".');
+    const principal = await this.accounts.authenticate(key);
+    if (!principal) throw unauthorized('The API key is unknown or revoked.');
+    request.principal = principal;
+    return true;
+  }
+}
+
+/** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`; refused outright while ADMIN_TOKEN is unset. */
+@Injectable()
+export class AdminTokenGuard implements CanActivate {
+  private readonly token?: Buffer;
+
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
+    this.token = config.adminToken ? Buffer.from(config.adminToken) : undefined;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (!this.token) throw new ProblemException(403, 'Admin API disabled', 'Set ADMIN_TOKEN to use the admin API.', 'admin-disabled');
+    const given = bearer(context.switchToHttp().getRequest<Request>());
+    if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
+    const candidate = Buffer.from(given);
+    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) throw unauthorized('The admin token is wrong.');
+    return true;
+  }
+}
+
+/** The authenticated account of a route guarded by ApiKeyGuard. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route without ApiKeyGuard');
+  return principal;
+});

@@ -1,0 +1,65 @@
+import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn, type Relation } from 'typeorm';
+import type { Channel } from '../numbers/proxy-number.entity';
+import { Session } from '../sessions/session.entity';
+
+/**
+ * A call or message relayed through a session. For SMS it is also the durable outbox row of the
+ * relay: `pending` until the provider accepted it, retried from `nextAttemptAt` until then or
+ * until the session ends.
+ */
+export type InteractionStatus = 'pending' | 'relayed' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+
+@Entity('interactions')
+@Check('chk_interactions_channel', `"channel" IN ('voice', 'sms')`)
+@Index('idx_interactions_session', ['sessionId', 'createdAt'])
+@Index('idx_interactions_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+export class Interaction {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'session_id', type: 'uuid' })
+  sessionId: string;
+
+  @ManyToOne(() => Session, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'session_id' })
+  session?: Relation<Session>;
+
+  @Column({ type: 'text' })
+  channel: Channel;
+
+  /** The participant who sent or called. */
+  @Column({ name: 'from_number', type: 'text' })
+  from: string;
+
+  /** The participant it was relayed to. */
+  @Column({ name: 'to_number', type: 'text' })
+  to: string;
+
+  @Column({ type: 'text', nullable: true })
+  text: string | null;
+
+  @Column({ type: 'text' })
+  status: InteractionStatus;
+
+  /** The provider's id for the relayed message or call. */
+  @Column({ name: 'provider_ref', type: 'text', nullable: true })
+  providerRef: string | null;
+
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'last_error', type: 'text', nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'duration_sec', type: 'integer', nullable: true })
+  durationSec: number | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,32 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { Session } from './session.entity';
+
+/**
+ * One participant of one session on its proxy number. The partial unique index is the pool rule:
+ * a participant number is in at most one active session per proxy number, which is what lets an
+ * inbound call or SMS to a proxy number resolve to exactly one session. The database enforces it
+ * for every replica at once.
+ */
+@Entity('session_participants')
+@Index('uq_active_participant_per_proxy', ['proxyNumberId', 'number'], { unique: true, where: '"active"' })
+export class SessionParticipant {
+  @PrimaryColumn({ name: 'session_id', type: 'uuid' })
+  sessionId: string;
+
+  @ManyToOne(() => Session, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'session_id' })
+  session?: Relation<Session>;
+
+  @PrimaryColumn({ type: 'text' })
+  number: string;
+
+  @Column({ name: 'proxy_number_id', type: 'uuid' })
+  proxyNumberId: string;
+
+  @Column({ type: 'boolean' })
+  active: boolean;
+
+  /** Copied from the session: a row is treated as inactive from here on, swept or not. */
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+}
