@@ -29,6 +29,8 @@ export interface LocalPostgresOptions {
   database?: string;
   /** Remove the data folder when stopped (tests). */
   ephemeral?: boolean;
+  /** Extra server settings (`-c name=value`), e.g. fsync off for a throwaway test server. */
+  settings?: Record<string, string>;
   /** One line per notable event (where the binaries came from, orphan stopped). */
   log?: (line: string) => void;
 }
@@ -86,7 +88,7 @@ export class LocalPostgres {
     await writeFile(join(clusterDir, OWNER_FILE), `${process.pid}\n`);
 
     const port = options.port || (await freePort());
-    const child = spawnServer(binaries, clusterDir, port, runAs);
+    const child = spawnServer(binaries, clusterDir, port, runAs, options.settings ?? {});
     const adminUrl = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
     await waitUntilReady(adminUrl, child, clusterDir);
     const database = options.database ?? 'postgres';
@@ -262,7 +264,7 @@ async function initCluster(binaries: Binaries, clusterDir: string, runAs: RunAs)
   }
 }
 
-function spawnServer(binaries: Binaries, clusterDir: string, port: number, runAs: RunAs): ChildProcess {
+function spawnServer(binaries: Binaries, clusterDir: string, port: number, runAs: RunAs, settings: Record<string, string>): ChildProcess {
   const logFd = openSync(join(clusterDir, 'server.log'), 'a');
   if (runAs.uid !== undefined) spawnSync('chown', [`${runAs.uid}:${runAs.gid}`, join(clusterDir, 'server.log')]);
   try {
@@ -279,8 +281,7 @@ function spawnServer(binaries: Binaries, clusterDir: string, port: number, runAs
         'unix_socket_directories=',
         '-c',
         'max_connections=300',
-        '-c',
-        'fsync=on',
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
       ],
       // Own process group: a terminal's Ctrl-C reaches the app, which stops the server in order.
       { ...runAs, cwd: tmpdir(), detached: true, stdio: ['ignore', logFd, logFd] },

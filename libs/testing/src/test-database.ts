@@ -44,7 +44,7 @@ async function ensureTemplate(adminUrl: string): Promise<void> {
       const building = `${TEMPLATE}_building`;
       await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       await admin.query(`CREATE DATABASE ${building}`);
-      const dataSource = new DataSource(brokerDataSourceOptions({ url: withDatabase(adminUrl, building), entities: [], poolSize: 1 }));
+      const dataSource = new DataSource(brokerDataSourceOptions({ url: withDatabase(adminUrl, building), entities: [], poolSize: 2 }));
       await dataSource.initialize();
       try {
         await runMigrations(dataSource);
