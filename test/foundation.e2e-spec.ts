@@ -62,7 +62,9 @@ describe('the broker over HTTP: health, errors, docs', () => {
     await admin.connect();
     try {
       await admin.query(`ALTER DATABASE ${broker.db.name} ALLOW_CONNECTIONS false`);
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [broker.db.name]);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+        broker.db.name,
+      ]);
       const down = await request(broker.url).get('/health/ready');
       expect(down.status).toBe(503);
       expect(down.headers['content-type']).toMatch(/^application\/problem\+json/);

@@ -43,7 +43,14 @@ describe('npm start', () => {
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'broker-start-'));
     await chmod(dataDir, 0o755);
-    env = { DATA_DIR: dataDir, PORT: String(await freePort()), SIM_PORT: String(await freePort()), LOG_LEVEL: 'info', DATABASE_URL: '', PROVIDERS: '' };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      SIM_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      DATABASE_URL: '',
+      PROVIDERS: '',
+    };
   });
 
   afterEach(async () => {
@@ -65,7 +72,11 @@ describe('npm start', () => {
     const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/health`);
     expect(sim.status).toBe(200);
 
-    const pidFile = join(dataDir, readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!, 'postmaster.pid');
+    const pidFile = join(
+      dataDir,
+      readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!,
+      'postmaster.pid',
+    );
     const postgresPid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
     running.child.kill('SIGTERM');
     expect(await running.exited).toEqual({ code: 0, signal: null });
@@ -101,7 +112,9 @@ describe('npm start', () => {
     expect(code).not.toBe(0);
     const lines = running.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^session-broker: cannot start: invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/);
+    expect(lines[0]).toMatch(
+      /^session-broker: cannot start: invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/,
+    );
   }, 30_000);
 
   it('refuses a port already taken with one clear line, leaving no database server behind', async () => {

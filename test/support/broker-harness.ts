@@ -35,7 +35,10 @@ export async function startSimulator(): Promise<SimulatorHarness> {
 }
 
 /** `env` overrides the broker's environment (durations shortened, keys, tokens...). */
-export async function startBroker(env: Record<string, string> = {}, options: { db?: TestDatabase; sim?: SimulatorHarness } = {}): Promise<BrokerHarness> {
+export async function startBroker(
+  env: Record<string, string> = {},
+  options: { db?: TestDatabase; sim?: SimulatorHarness } = {},
+): Promise<BrokerHarness> {
   const db = options.db ?? (await createTestDatabase());
   const sim = options.sim ?? (await startSimulator());
   const config = loadConfig({

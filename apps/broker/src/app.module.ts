@@ -13,7 +13,13 @@ export class AppModule {
   static forRoot(config: BrokerConfig, databaseUrl: string): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config), DatabaseModule.forRoot(databaseUrl), AccountsModule, HealthModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config),
+        DatabaseModule.forRoot(databaseUrl),
+        AccountsModule,
+        HealthModule,
+      ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },

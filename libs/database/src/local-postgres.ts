@@ -201,7 +201,9 @@ async function claimCluster(clusterDir: string, log: (line: string) => void): Pr
   const ownerFile = join(clusterDir, OWNER_FILE);
   const owner = Number((await readFile(ownerFile, 'utf8').catch(() => '')).trim());
   if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner) && (await serverRunning(clusterDir))) {
-    throw new LocalPostgresError(`the PostgreSQL cluster in ${clusterDir} is in use by process ${owner}; stop that process or use another DATA_DIR`);
+    throw new LocalPostgresError(
+      `the PostgreSQL cluster in ${clusterDir} is in use by process ${owner}; stop that process or use another DATA_DIR`,
+    );
   }
   await stopOrphan(clusterDir, log);
 }

@@ -39,7 +39,9 @@ export class AccountsService implements OnApplicationBootstrap {
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
-    const row = await this.dataSource.getRepository(ApiKey).findOne({ where: { keyHash: hash, revokedAt: IsNull() }, select: { id: true, accountId: true } });
+    const row = await this.dataSource
+      .getRepository(ApiKey)
+      .findOne({ where: { keyHash: hash, revokedAt: IsNull() }, select: { id: true, accountId: true } });
     const principal = row ? { accountId: row.accountId, apiKeyId: row.id } : null;
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(hash, { principal, until: now + CACHE_TTL_MS });
@@ -51,14 +53,18 @@ export class AccountsService implements OnApplicationBootstrap {
     return this.dataSource.transaction(async (manager) => {
       const account = await manager.getRepository(Account).save({ name, defaultCallbackUrl: null });
       const key = newApiKey();
-      const apiKey = await manager.getRepository(ApiKey).save({ accountId: account.id, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
+      const apiKey = await manager
+        .getRepository(ApiKey)
+        .save({ accountId: account.id, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
       return { account, key, apiKey };
     });
   }
 
   async createKey(accountId: string, label?: string): Promise<{ key: string; apiKey: ApiKey }> {
     const key = newApiKey();
-    const apiKey = await this.dataSource.getRepository(ApiKey).save({ accountId, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
+    const apiKey = await this.dataSource
+      .getRepository(ApiKey)
+      .save({ accountId, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
     return { key, apiKey };
   }
 
@@ -76,7 +82,9 @@ export class AccountsService implements OnApplicationBootstrap {
       const existing = await manager.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
       if (existing) return false;
       const account = await manager.getRepository(Account).save({ name: accountName, defaultCallbackUrl: null });
-      await manager.getRepository(ApiKey).save({ accountId: account.id, keyHash: hash, keyPrefix: apiKeyPrefix(key), label: 'BROKER_API_KEY', revokedAt: null });
+      await manager
+        .getRepository(ApiKey)
+        .save({ accountId: account.id, keyHash: hash, keyPrefix: apiKeyPrefix(key), label: 'BROKER_API_KEY', revokedAt: null });
       return true;
     });
   }

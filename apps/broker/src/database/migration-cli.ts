@@ -123,7 +123,10 @@ ${statements(down)}
   const index = await readFile(indexPath, 'utf8');
   const withImport = index.replace(/(\/\*\*[^]*?\*\/\n)/, `$1import { ${className} } from './${fileName}';\n`);
   const updated = withImport.replace(/export const MIGRATIONS: Function\[\] = \[([^]*?)\];/, (_all, list: string) => {
-    const items = list.split(',').map((s) => s.trim()).filter(Boolean);
+    const items = list
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     return `export const MIGRATIONS: Function[] = [${[...items, className].join(', ')}];`;
   });
   await writeFile(indexPath, updated);

@@ -18,7 +18,10 @@ class ExampleDto {
   @IsIn(['sms', 'voice'])
   channel: string;
 
-  @ValidateNested({ each: true }) @Type(() => ParticipantDto) @ArrayMinSize(2) @ArrayMaxSize(2)
+  @ValidateNested({ each: true })
+  @Type(() => ParticipantDto)
+  @ArrayMinSize(2)
+  @ArrayMaxSize(2)
   participants: ParticipantDto[];
 
   @IsString()
@@ -59,7 +62,13 @@ describe('ProblemDetailsFilter with the validation pipe', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({ imports: [ExampleModule] }).compile();
     app = moduleRef.createNestApplication({
-      logger: { log: () => undefined, warn: () => undefined, error: (...args: unknown[]) => logged.push(args), debug: () => undefined, verbose: () => undefined },
+      logger: {
+        log: () => undefined,
+        warn: () => undefined,
+        error: (...args: unknown[]) => logged.push(args),
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
     });
     await app.init();
   });
@@ -80,7 +89,13 @@ describe('ProblemDetailsFilter with the validation pipe', () => {
 
   it('writes a ProblemException as it is, with its extensions', async () => {
     const res = await request(app.getHttpServer()).get('/example/conflict').expect(409);
-    expect(res.body).toEqual({ type: '/problems/session-closed', title: 'Already closed', status: 409, detail: 'Session s1 is closed.', sessionId: 's1' });
+    expect(res.body).toEqual({
+      type: '/problems/session-closed',
+      title: 'Already closed',
+      status: 409,
+      detail: 'Session s1 is closed.',
+      sessionId: 's1',
+    });
   });
 
   it('answers an unexpected error with a 500 whose error id is also in the log', async () => {
@@ -88,7 +103,9 @@ describe('ProblemDetailsFilter with the validation pipe', () => {
     expect(res.body).toMatchObject({ type: 'about:blank', title: 'Internal server error', status: 500 });
     expect(res.body.detail).not.toContain('database exploded');
     expect(res.body.errorId).toMatch(/^[0-9a-f-]{36}$/);
-    const entry = logged.map((args) => (args as [{ errorId?: string; err?: Error }])[0]).find((fields) => fields.errorId === res.body.errorId);
+    const entry = logged
+      .map((args) => (args as [{ errorId?: string; err?: Error }])[0])
+      .find((fields) => fields.errorId === res.body.errorId);
     expect(entry?.err?.message).toBe('database exploded');
   });
 });
