@@ -69,7 +69,7 @@ describe('npm start', () => {
     expect(output).toContain(`broker listening on http://127.0.0.1:${env.PORT}`);
     expect(output).toContain(`CPaaS simulator listening on http://127.0.0.1:${env.SIM_PORT}`);
     expect(output).toMatch(/database: embedded PostgreSQL \d+/);
-    const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/health`);
+    const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/providers/primary/faults`);
     expect(sim.status).toBe(200);
 
     const pidFile = join(

@@ -1,9 +1,25 @@
+import type { Clock } from '@app/cpaas';
+
 /** The simulator's settings; read from the environment only here. */
 export interface SimulatorConfig {
   port: number;
   /** Where simulated providers deliver inbound webhooks (the broker's base URL). */
   brokerUrl: string;
   webhookSecret: string;
+  /**
+   * Whether providers post delivery receipts (`message.delivered` after an SMS, `call.completed`
+   * after an API call) to the broker. Per provider at run time; this is the starting value.
+   * Off by default, to keep tests quiet.
+   */
+  statusWebhooks?: boolean;
+  /** How long a webhook to the broker may take (default 10 000 ms). */
+  webhookTimeoutMs?: number;
+  /** How many records each provider's call log keeps, newest last (default 10 000). */
+  callLogLimit?: number;
+  /** Draws in [0, 1) for the `flaky` fault mode (default Math.random); tests inject their own. */
+  random?: () => number;
+  /** Timestamps of records and webhooks (default the system clock). */
+  clock?: Clock;
 }
 
 export function loadSimulatorConfig(env: Record<string, string | undefined> = process.env): SimulatorConfig {
@@ -14,5 +30,8 @@ export function loadSimulatorConfig(env: Record<string, string | undefined> = pr
   const brokerUrl = (env.BROKER_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(brokerUrl))
     throw new Error(`invalid configuration: BROKER_URL must be an http(s) URL (got "${env.BROKER_URL}")`);
-  return { port, brokerUrl, webhookSecret: env.SIM_WEBHOOK_SECRET ?? 'sim-dev-webhook-secret' };
+  const statusWebhooks = env.SIM_STATUS_WEBHOOKS ?? 'false';
+  if (statusWebhooks !== 'true' && statusWebhooks !== 'false')
+    throw new Error(`invalid configuration: SIM_STATUS_WEBHOOKS must be true or false (got "${statusWebhooks}")`);
+  return { port, brokerUrl, webhookSecret: env.SIM_WEBHOOK_SECRET ?? 'sim-dev-webhook-secret', statusWebhooks: statusWebhooks === 'true' };
 }

@@ -1,0 +1,23 @@
+/** A webhook body that is not what the provider sends; the broker answers it with a 400. */
+export class InvalidWebhookError extends Error {
+  override readonly name = 'InvalidWebhookError';
+
+  constructor(
+    message: string,
+    /** The offending field, e.g. `from`; absent when the body as a whole is wrong. */
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A provider configuration naming an adapter this library does not have. */
+export class UnknownAdapterError extends Error {
+  override readonly name = 'UnknownAdapterError';
+
+  constructor(readonly adapter: string) {
+    super(`unknown CPaaS adapter "${adapter}"`);
+  }
+}
+
+export const isInvalidWebhookError = (error: unknown): error is InvalidWebhookError => error instanceof InvalidWebhookError;

@@ -1,0 +1,279 @@
+/**
+ * The adapter for the CPaaS simulator (apps/cpaas-sim). It speaks the simulator's provider API
+ * over undici with keep-alive, aborts any call still unanswered after `timeoutMs`, and classifies
+ * every outcome as SPEC §2 says; it never throws for what the provider did.
+ */
+import { performance } from 'node:perf_hooks';
+import { Agent, type Dispatcher } from 'undici';
+import {
+  CALL_ANSWERS,
+  systemClock,
+  type BindProxyRequest,
+  type BridgeCallRequest,
+  type CallAnswer,
+  type Clock,
+  type CpaasProvider,
+  type InboundEvent,
+  type ProviderFailure,
+  type ProviderOperation,
+  type ProviderResult,
+  type SendSmsRequest,
+  type StatusEvent,
+  type UnbindProxyRequest,
+  type VoiceInstruction,
+  type WebhookRequest,
+} from '../provider';
+import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
+import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
+import { parseSimInbound, parseSimStatus } from './sim-webhooks';
+
+export interface SimProviderAdapterOptions {
+  /** The provider's name, both in the broker and in the simulator's paths. */
+  name: string;
+  /** The simulator's base URL, e.g. `http://127.0.0.1:4010`. */
+  baseUrl: string;
+  /** Any call unanswered after this long is aborted and classified `timeout`. */
+  timeoutMs: number;
+  webhookSecret: string;
+  /** For the webhook timestamp tolerance. */
+  clock?: Clock;
+  signatureToleranceSec?: number;
+}
+
+/** Largest provider answer we read; anything longer is cut (and then is not valid JSON). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** What an answer's reader makes of a 2xx JSON body. */
+type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
+
+export class SimProviderAdapter implements CpaasProvider {
+  readonly name: string;
+  private readonly origin: string;
+  private readonly apiPath: string;
+  private readonly agent: Agent;
+  private readonly clock: Clock;
+
+  constructor(private readonly options: SimProviderAdapterOptions) {
+    this.name = options.name;
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.apiPath = `${url.pathname.replace(/\/+$/, '')}${simApiPath(options.name)}`;
+    this.clock = options.clock ?? systemClock;
+    this.agent = new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 60_000, connections: 256 });
+  }
+
+  bindProxy(req: BindProxyRequest): Promise<ProviderResult<{ bindingId: string }>> {
+    const body = { sessionId: req.sessionId, proxyNumber: req.proxyNumber, participants: req.participants };
+    return this.call('bind', 'POST', '/bindings', body, (answer) =>
+      mapReading(idField(answer, 'bindingId'), (bindingId) => ({ bindingId })),
+    );
+  }
+
+  unbindProxy(req: UnbindProxyRequest): Promise<ProviderResult<void>> {
+    const body = { sessionId: req.sessionId, proxyNumber: req.proxyNumber };
+    return this.call('unbind', 'DELETE', `/bindings/${encodeURIComponent(req.bindingId)}`, body, (answer) =>
+      mapReading(idField(answer, 'bindingId'), () => undefined),
+    );
+  }
+
+  sendSms(req: SendSmsRequest): Promise<ProviderResult<{ messageId: string }>> {
+    return this.call('sms', 'POST', '/messages', { from: req.from, to: req.to, text: req.text }, (answer) =>
+      mapReading(idField(answer, 'messageId'), (messageId) => ({ messageId })),
+    );
+  }
+
+  bridgeCall(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
+    return this.call(
+      'call',
+      'POST',
+      '/calls',
+      { from: req.from, to: req.to },
+      (answer): Reading<{ callId: string; answer: CallAnswer }> => {
+        const callId = idField(answer, 'callId');
+        if (!('value' in callId)) return callId;
+        if (!CALL_ANSWERS.includes(answer.answer as CallAnswer))
+          return { malformed: `answer ${JSON.stringify(answer.answer)} that is not a call answer` };
+        return { value: { callId: callId.value, answer: answer.answer as CallAnswer } };
+      },
+    );
+  }
+
+  healthCheck(): Promise<ProviderResult<void>> {
+    return this.call('health', 'GET', '/health', undefined, (answer) =>
+      answer.status === 'ok' ? { value: undefined } : { rejected: 'without status "ok"' },
+    );
+  }
+
+  verifyWebhook(req: WebhookRequest): boolean {
+    return verifySimSignature({
+      secret: this.options.webhookSecret,
+      headers: req.headers,
+      rawBody: req.rawBody,
+      nowMs: this.clock.now(),
+      toleranceSec: this.options.signatureToleranceSec ?? SIM_SIGNATURE_TOLERANCE_SEC,
+    });
+  }
+
+  parseInbound(channel: 'sms' | 'voice', body: unknown): InboundEvent {
+    return parseSimInbound(channel, body);
+  }
+
+  parseStatus(body: unknown): StatusEvent {
+    return parseSimStatus(body);
+  }
+
+  voiceBridgeInstruction(req: { to: string; callerId: string }): VoiceInstruction {
+    return instruction({ action: 'bridge', to: req.to, callerId: req.callerId });
+  }
+
+  voiceSayInstruction(req: { text: string }): VoiceInstruction {
+    return instruction({ action: 'say', text: req.text });
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  private async call<T>(
+    operation: ProviderOperation,
+    method: Dispatcher.HttpMethod,
+    path: string,
+    body: object | undefined,
+    read: (answer: Record<string, unknown>) => Reading<T>,
+  ): Promise<ProviderResult<T>> {
+    const started = performance.now();
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      abort.abort();
+    }, this.options.timeoutMs);
+    const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
+      ok: false,
+      failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
+      latencyMs: performance.now() - started,
+    });
+    let status: number;
+    let text: string;
+    try {
+      const response = await this.agent.request({
+        origin: this.origin,
+        path: `${this.apiPath}${path}`,
+        method,
+        headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: abort.signal,
+      });
+      status = response.statusCode;
+      text = await readAnswer(response.body);
+    } catch (error) {
+      if (timedOut || isTimeoutError(error))
+        return fail({ countsAgainstProvider: true, cause: 'timeout' }, `no answer within ${this.options.timeoutMs} ms`);
+      return fail({ countsAgainstProvider: true, cause: 'transport' }, describeTransportError(error));
+    } finally {
+      clearTimeout(timer);
+    }
+
+    if (status === 429) return fail({ countsAgainstProvider: true, cause: 'rate-limited', status }, 'HTTP 429 (rate limited)');
+    if (status === 408) return fail({ countsAgainstProvider: true, cause: 'timeout', status }, 'HTTP 408');
+    if (status >= 500) return fail({ countsAgainstProvider: true, cause: 'http-5xx', status }, `HTTP ${status}`);
+    if (status === 400 || status === 422) {
+      // The provider refused what we sent it: the caller's input, not the provider's health.
+      const problem = parseObject(text);
+      const detail = typeof problem?.detail === 'string' ? `: ${problem.detail}` : '';
+      if (problem?.code === 'invalid-number')
+        return fail({ countsAgainstProvider: false, cause: 'invalid-number', status }, `invalid number${detail}`);
+      return fail({ countsAgainstProvider: false, cause: 'bad-request', status }, `HTTP ${status}${detail}`);
+    }
+    // Any other 4xx (auth, unknown route) means the provider cannot serve us: it counts.
+    if (status >= 400) return fail({ countsAgainstProvider: true, cause: 'bad-request', status }, `HTTP ${status}`);
+    if (status < 200 || status >= 300)
+      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `unexpected HTTP ${status}`);
+
+    const answer = parseObject(text);
+    if (!answer)
+      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
+    const reading = read(answer);
+    if ('rejected' in reading)
+      return fail({ countsAgainstProvider: true, cause: 'rejected', status }, `HTTP ${status} ${reading.rejected} (rejected)`);
+    if ('malformed' in reading)
+      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with ${reading.malformed}`);
+    return { ok: true, value: reading.value, latencyMs: performance.now() - started };
+  }
+}
+
+/** A 2xx without its id is a rejection ("a rejection counts as a failure"); an id of the wrong type is malformed. */
+function idField(answer: Record<string, unknown>, field: string): Reading<string> {
+  const value = answer[field];
+  if (value === undefined || value === null || value === '') return { rejected: `without ${field}` };
+  if (typeof value !== 'string') return { malformed: `${field} that is not a string` };
+  return { value };
+}
+
+function mapReading<T, U>(reading: Reading<T>, map: (value: T) => U): Reading<U> {
+  return 'value' in reading ? { value: map(reading.value) } : reading;
+}
+
+function instruction(body: SimVoiceInstruction): VoiceInstruction {
+  return { contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
+}
+
+async function readAnswer(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_ANSWER_BYTES) {
+      body.destroy();
+      break;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const first = (current as { errors?: unknown[] }).errors?.[0];
+    const inner = (first as { code?: unknown } | undefined)?.code;
+    if (typeof inner === 'string') return inner;
+  }
+  return undefined;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+function isTimeoutError(error: unknown): boolean {
+  const code = errorCode(error);
+  return code !== undefined && TIMEOUT_CODES.has(code);
+}
+
+const TRANSPORT_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection reset',
+  UND_ERR_SOCKET: 'connection dropped by the provider',
+  UND_ERR_CLOSED: 'connection closed',
+  ENOTFOUND: 'DNS lookup failed',
+  EAI_AGAIN: 'DNS lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+function describeTransportError(error: unknown): string {
+  const code = errorCode(error);
+  if (code) return `${TRANSPORT_ERRORS[code] ?? 'transport error'} (${code})`;
+  return `transport error (${error instanceof Error ? error.message : String(error)})`;
+}
