@@ -49,8 +49,15 @@ export async function startBroker(
     DATABASE_URL: db.url,
     ...env,
   });
-  const app = await createBrokerApp(config, db.url);
-  await app.listen(0, '127.0.0.1');
+  let app: NestExpressApplication;
+  try {
+    app = await createBrokerApp(config, db.url);
+    await app.listen(0, '127.0.0.1');
+  } catch (error) {
+    if (!options.sim) await sim.app.close();
+    if (!options.db) await db.drop();
+    throw error;
+  }
   const url = await appUrl(app);
   sim.config.brokerUrl = url;
   return {

@@ -1,11 +1,19 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AccountsModule } from './accounts';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
+import { NotificationsModule } from './notifications';
+import { MetricsModule } from './metrics/metrics.module';
+import { NumbersModule } from './numbers/numbers.module';
+import { OpsModule } from './ops';
+import { ProvidersModule } from './providers/providers.module';
+import { RelayModule } from './relay/relay.module';
+import { SessionsModule } from './sessions/sessions.module';
 
 @Module({})
 export class AppModule {
@@ -17,8 +25,16 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl),
+        ScheduleModule.forRoot(),
+        MetricsModule,
         AccountsModule,
+        ProvidersModule,
+        NumbersModule,
+        SessionsModule,
+        RelayModule,
         HealthModule,
+        NotificationsModule,
+        OpsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

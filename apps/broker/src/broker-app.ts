@@ -13,7 +13,11 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bufferLogs: true,
     bodyParser: false,
+    // Provider webhooks are verified over the exact bytes received.
+    rawBody: true,
     abortOnError: false,
+    // On close, idle keep-alive and streaming connections are cut rather than waited for.
+    forceCloseConnections: true,
   });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
@@ -25,7 +29,7 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     .setDescription('Number-masked voice and SMS sessions across CPaaS providers, with failover by circuit breaker.')
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key' }, 'api-key')
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'x-admin-token' }, 'admin-token')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin-token')
     .build();
   SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi), { jsonDocumentUrl: 'docs/openapi.json' });
   return app;

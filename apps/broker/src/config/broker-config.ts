@@ -45,7 +45,22 @@ export interface BrokerConfig {
   };
   notifications: {
     opsWebhookUrl?: string;
+    opsWebhookSecret?: string;
     allowPrivateTargets: boolean;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    giveUpAfterMs: number;
+    connectTimeoutMs: number;
+    attemptTimeoutMs: number;
+    downAfterFailures: number;
+    downRetryIntervalMs: number;
+    maxInFlightPerEndpoint: number;
+    breakerFailures: number;
+    breakerResetMs: number;
+    breakerMaxResetMs: number;
+    pollIntervalMs: number;
+    leaseMs: number;
+    secretOverlapMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
   requestBodyLimitBytes: number;

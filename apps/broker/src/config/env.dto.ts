@@ -126,6 +126,63 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' | 'false' = 'false';
 
+  /** Signs `provider.state_changed` webhooks to OPS_WEBHOOK_URL (Standard Webhooks `whsec_…` or any string of 16+ characters). */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'OPS_WEBHOOK_SECRET must be at least 16 characters' })
+  OPS_WEBHOOK_SECRET?: string;
+
+  /** Wait after a webhook's first failed attempt; it doubles (plus up to 50 % jitter) after each failure. */
+  @IntVar(1, 3_600_000)
+  WEBHOOK_RETRY_BASE_MS = 5_000;
+
+  /** Cap of the wait between attempts; once reached, the wait stays between 80 % and 100 % of it. */
+  @IntVar(1, 86_400_000)
+  WEBHOOK_RETRY_MAX_MS = 300_000;
+
+  /** A webhook not delivered this long after its event was recorded is given up (72 h). */
+  @IntVar(1_000, 2_592_000_000)
+  WEBHOOK_GIVE_UP_AFTER_MS = 259_200_000;
+
+  @IntVar(10, 600_000)
+  WEBHOOK_CONNECT_TIMEOUT_MS = 5_000;
+
+  /** Whole attempt: connect, send, status and the (at most 64 KB) response read. */
+  @IntVar(10, 600_000)
+  WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
+
+  /** Failures in a row after which an endpoint is down and gets one attempt per WEBHOOK_DOWN_RETRY_INTERVAL_MS. */
+  @IntVar(1, 1000)
+  WEBHOOK_DOWN_AFTER_FAILURES = 3;
+
+  @IntVar(10, 86_400_000)
+  WEBHOOK_DOWN_RETRY_INTERVAL_MS = 300_000;
+
+  @IntVar(1, 1000)
+  WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT = 8;
+
+  /** Per-callback-URL breaker: consecutive failures that open it, first reset timeout and its cap. */
+  @IntVar(1, 1000)
+  WEBHOOK_BREAKER_FAILURES = 5;
+
+  @IntVar(10, 86_400_000)
+  WEBHOOK_BREAKER_RESET_MS = 60_000;
+
+  @IntVar(10, 86_400_000)
+  WEBHOOK_BREAKER_MAX_RESET_MS = 600_000;
+
+  /** How often the delivery worker looks for due webhooks when no notification woke it. */
+  @IntVar(10, 3_600_000)
+  WEBHOOK_POLL_INTERVAL_MS = 1_000;
+
+  /** How long a replica owns an endpoint without renewing; a crashed replica's deliveries resume after it. */
+  @IntVar(100, 3_600_000)
+  WEBHOOK_LEASE_MS = 30_000;
+
+  /** After a rotation, the previous webhook secret keeps signing this long (24 h). */
+  @IntVar(0, 2_592_000_000)
+  WEBHOOK_SECRET_OVERLAP_MS = 86_400_000;
+
   /** Secret the simulator signs its inbound webhooks with (and the broker checks). */
   @IsString()
   @MinLength(8)

@@ -8,8 +8,8 @@ export class ConfigError extends Error {
 }
 
 const ADAPTERS = ['sim'] as const;
-const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'OPS_WEBHOOK_URL'];
-const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET'];
+const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'OPS_WEBHOOK_URL', 'OPS_WEBHOOK_SECRET'];
+const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
@@ -29,6 +29,12 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
   } catch (error) {
     problems.push((error as Error).message);
   }
+  if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
+  if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
+    problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
+  // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
+  if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
+    problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   return {
@@ -63,7 +69,22 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
+      opsWebhookSecret: vars.OPS_WEBHOOK_SECRET,
       allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: vars.WEBHOOK_RETRY_MAX_MS,
+      giveUpAfterMs: vars.WEBHOOK_GIVE_UP_AFTER_MS,
+      connectTimeoutMs: vars.WEBHOOK_CONNECT_TIMEOUT_MS,
+      attemptTimeoutMs: vars.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      downAfterFailures: vars.WEBHOOK_DOWN_AFTER_FAILURES,
+      downRetryIntervalMs: vars.WEBHOOK_DOWN_RETRY_INTERVAL_MS,
+      maxInFlightPerEndpoint: vars.WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
+      breakerFailures: vars.WEBHOOK_BREAKER_FAILURES,
+      breakerResetMs: vars.WEBHOOK_BREAKER_RESET_MS,
+      breakerMaxResetMs: vars.WEBHOOK_BREAKER_MAX_RESET_MS,
+      pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS,
+      leaseMs: vars.WEBHOOK_LEASE_MS,
+      secretOverlapMs: vars.WEBHOOK_SECRET_OVERLAP_MS,
     },
     logLevel: vars.LOG_LEVEL,
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,

@@ -1,6 +1,7 @@
 import { Account } from '../accounts/account.entity';
 import { ApiKey } from '../accounts/api-key.entity';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
+import { NOTIFICATION_ENTITIES } from '../notifications/entities';
 import { ProxyNumber } from '../numbers/proxy-number.entity';
 import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
@@ -20,4 +21,5 @@ export const ENTITIES: Function[] = [
   IdempotencyRecord,
   BreakerTransitionRecord,
   ProviderStateRecord,
+  ...NOTIFICATION_ENTITIES,
 ];

@@ -114,7 +114,7 @@ ${statements(up)}
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-${statements(down)}
+${statements([...down].reverse())}
   }
 }
 `;

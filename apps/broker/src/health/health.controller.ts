@@ -2,6 +2,7 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
 import { ProblemException } from '../common/problem';
+import { ProvidersHealthIndicator } from './providers.health';
 
 const DATABASE_PING_TIMEOUT_MS = 1500;
 
@@ -11,6 +12,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly providers: ProvidersHealthIndicator,
   ) {}
 
   @Get()
@@ -21,10 +23,13 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: the database answers a ping in time.' })
+  @ApiOperation({ summary: 'Readiness: the database answers a ping in time and some provider can take sessions.' })
   async ready(): Promise<HealthCheckResult> {
     try {
-      return await this.health.check([() => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS })]);
+      return await this.health.check([
+        () => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS }),
+        () => this.providers.check('providers'),
+      ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as HealthCheckResult;

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { ProvidersModule } from '../providers/providers.module';
 import { HealthController } from './health.controller';
+import { ProvidersHealthIndicator } from './providers.health';
 
 @Module({
-  imports: [TerminusModule.forRoot({ errorLogStyle: 'json' })],
+  imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), ProvidersModule],
   controllers: [HealthController],
+  providers: [ProvidersHealthIndicator],
 })
 export class HealthModule {}

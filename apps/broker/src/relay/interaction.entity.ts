@@ -18,12 +18,15 @@ import { Session } from '../sessions/session.entity';
  * relay: `pending` until the provider accepted it, retried from `nextAttemptAt` until then or
  * until the session ends.
  */
-export type InteractionStatus = 'pending' | 'relayed' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+export type InteractionStatus = 'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
 
 @Entity('interactions')
 @Check('chk_interactions_channel', `"channel" IN ('voice', 'sms')`)
 @Index('idx_interactions_session', ['sessionId', 'createdAt'])
 @Index('idx_interactions_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+// A provider that delivers the same webhook twice gets one relay.
+@Index('uq_interactions_provider_event', ['sessionId', 'providerEventId'], { unique: true, where: '"provider_event_id" IS NOT NULL' })
+@Index('idx_interactions_provider_ref', ['providerRef'], { where: '"provider_ref" IS NOT NULL' })
 export class Interaction {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -51,6 +54,10 @@ export class Interaction {
 
   @Column({ type: 'text' })
   status: InteractionStatus;
+
+  /** The provider's id of the inbound webhook event that caused this interaction. */
+  @Column({ name: 'provider_event_id', type: 'text', nullable: true })
+  providerEventId: string | null;
 
   /** The provider's id for the relayed message or call. */
   @Column({ name: 'provider_ref', type: 'text', nullable: true })

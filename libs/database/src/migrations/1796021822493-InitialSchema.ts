@@ -60,28 +60,28 @@ export class InitialSchema1796021822493 implements MigrationInterface {
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('DROP TABLE "accounts"');
-    await queryRunner.query('DROP TABLE "api_keys"');
-    await queryRunner.query('DROP INDEX "public"."idx_api_keys_account"');
-    await queryRunner.query('DROP INDEX "public"."uq_api_keys_hash"');
-    await queryRunner.query('DROP TABLE "idempotency_records"');
-    await queryRunner.query('DROP INDEX "public"."idx_idempotency_expires"');
-    await queryRunner.query('DROP TABLE "proxy_numbers"');
-    await queryRunner.query('DROP TABLE "breaker_transitions"');
-    await queryRunner.query('DROP INDEX "public"."idx_breaker_transitions_provider_at"');
-    await queryRunner.query('DROP TABLE "provider_states"');
-    await queryRunner.query('DROP TABLE "sessions"');
-    await queryRunner.query('DROP INDEX "public"."idx_sessions_status_expires"');
-    await queryRunner.query('DROP INDEX "public"."idx_sessions_account_created"');
-    await queryRunner.query('DROP TABLE "interactions"');
-    await queryRunner.query('DROP INDEX "public"."idx_interactions_due"');
-    await queryRunner.query('DROP INDEX "public"."idx_interactions_session"');
-    await queryRunner.query('DROP TABLE "session_participants"');
-    await queryRunner.query('DROP INDEX "public"."uq_active_participant_per_proxy"');
-    await queryRunner.query('ALTER TABLE "api_keys" DROP CONSTRAINT "FK_decaf331589778e33441b2a8d9e"');
-    await queryRunner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_da0cf19646ff5c6e3c0284468e5"');
-    await queryRunner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_94bb59dd15d45acebb600f068b9"');
-    await queryRunner.query('ALTER TABLE "interactions" DROP CONSTRAINT "FK_fb7e01bd56d3328af481e280439"');
     await queryRunner.query('ALTER TABLE "session_participants" DROP CONSTRAINT "FK_0f44aaaaf807cef66c6fa9494a8"');
+    await queryRunner.query('ALTER TABLE "interactions" DROP CONSTRAINT "FK_fb7e01bd56d3328af481e280439"');
+    await queryRunner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_94bb59dd15d45acebb600f068b9"');
+    await queryRunner.query('ALTER TABLE "sessions" DROP CONSTRAINT "FK_da0cf19646ff5c6e3c0284468e5"');
+    await queryRunner.query('ALTER TABLE "api_keys" DROP CONSTRAINT "FK_decaf331589778e33441b2a8d9e"');
+    await queryRunner.query('DROP INDEX "public"."uq_active_participant_per_proxy"');
+    await queryRunner.query('DROP TABLE "session_participants"');
+    await queryRunner.query('DROP INDEX "public"."idx_interactions_session"');
+    await queryRunner.query('DROP INDEX "public"."idx_interactions_due"');
+    await queryRunner.query('DROP TABLE "interactions"');
+    await queryRunner.query('DROP INDEX "public"."idx_sessions_account_created"');
+    await queryRunner.query('DROP INDEX "public"."idx_sessions_status_expires"');
+    await queryRunner.query('DROP TABLE "sessions"');
+    await queryRunner.query('DROP TABLE "provider_states"');
+    await queryRunner.query('DROP INDEX "public"."idx_breaker_transitions_provider_at"');
+    await queryRunner.query('DROP TABLE "breaker_transitions"');
+    await queryRunner.query('DROP TABLE "proxy_numbers"');
+    await queryRunner.query('DROP INDEX "public"."idx_idempotency_expires"');
+    await queryRunner.query('DROP TABLE "idempotency_records"');
+    await queryRunner.query('DROP INDEX "public"."uq_api_keys_hash"');
+    await queryRunner.query('DROP INDEX "public"."idx_api_keys_account"');
+    await queryRunner.query('DROP TABLE "api_keys"');
+    await queryRunner.query('DROP TABLE "accounts"');
   }
 }

@@ -1,0 +1,75 @@
+import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ProblemException } from '../common/problem';
+import { Account } from './account.entity';
+import { AccountsService } from './accounts.service';
+import { ApiKey } from './api-key.entity';
+import { AdminTokenGuard } from './auth.guards';
+import { AccountDto, AccountListDto, ApiKeyDto, CreateAccountDto, CreateApiKeyDto, CreatedAccountDto, CreatedApiKeyDto } from './dto/accounts-admin.dto';
+
+const notFound = (what: string) => () => new ProblemException(404, 'Not found', `No ${what} with this id.`, 'not-found');
+
+@ApiTags('admin')
+@ApiBearerAuth('admin-token')
+@UseGuards(AdminTokenGuard)
+@Controller('v1/admin')
+export class AccountsAdminController {
+  constructor(
+    private readonly accounts: AccountsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  @Get('accounts')
+  @ApiOperation({ summary: 'Accounts and their API keys (prefixes only).' })
+  @ApiOkResponse({ type: AccountListDto })
+  async list(): Promise<AccountListDto> {
+    const accounts = await this.dataSource.getRepository(Account).find({ order: { createdAt: 'ASC' } });
+    const keys = await this.dataSource.getRepository(ApiKey).find({ order: { createdAt: 'ASC' } });
+    return { accounts: accounts.map((a) => toAccountDto(a, keys.filter((k) => k.accountId === a.id))) };
+  }
+
+  @Post('accounts')
+  @ApiOperation({ summary: 'Create an account with its first API key (the key is shown once).' })
+  @ApiCreatedResponse({ type: CreatedAccountDto })
+  async create(@Body() body: CreateAccountDto): Promise<CreatedAccountDto> {
+    const { account, key, apiKey } = await this.accounts.createAccount(body.name, body.label);
+    return { account: toAccountDto(account, [apiKey]), apiKey: { ...toKeyDto(apiKey), key } };
+  }
+
+  @Post('accounts/:id/api-keys')
+  @ApiOperation({ summary: 'Add an API key to an account (the key is shown once).' })
+  @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  async createKey(@Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    const account = await this.dataSource.getRepository(Account).findOne({ where: { id } });
+    if (!account) throw notFound('account')();
+    const { key, apiKey } = await this.accounts.createKey(id, body.label);
+    return { ...toKeyDto(apiKey), key };
+  }
+
+  @Delete('api-keys/:id')
+  @ApiOperation({ summary: 'Revoke an API key; requests with it are refused within seconds.' })
+  @ApiOkResponse({ type: ApiKeyDto })
+  async revoke(@Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('API key') })) id: string): Promise<ApiKeyDto> {
+    await this.accounts.revokeKey(id);
+    const apiKey = await this.dataSource.getRepository(ApiKey).findOne({ where: { id } });
+    if (!apiKey) throw notFound('API key')();
+    return toKeyDto(apiKey);
+  }
+}
+
+function toKeyDto(key: ApiKey): ApiKeyDto {
+  return {
+    id: key.id,
+    accountId: key.accountId,
+    prefix: key.keyPrefix,
+    label: key.label,
+    createdAt: key.createdAt.toISOString(),
+    revokedAt: key.revokedAt ? key.revokedAt.toISOString() : null,
+  };
+}
+
+function toAccountDto(account: Account, keys: ApiKey[]): AccountDto {
+  return { id: account.id, name: account.name, createdAt: account.createdAt.toISOString(), apiKeys: keys.map(toKeyDto) };
+}

@@ -1,0 +1,30 @@
+import type { DataSource } from 'typeorm';
+
+/** Advisory lock keys of the broker's scheduled jobs: each runs on one replica at a time. */
+export const JOB_LOCKS = {
+  healthProbes: 7_240_101,
+  sessionSweeper: 7_240_102,
+  relayRetries: 7_240_103,
+  idempotencyCleanup: 7_240_104,
+} as const;
+
+/**
+ * Runs `work` only if this replica gets the advisory lock `key` now (`pg_try_advisory_lock`), and
+ * releases it after; returns false without running when another replica holds it.
+ */
+export async function runExclusive(dataSource: DataSource, key: number, work: () => Promise<void>): Promise<boolean> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [key])) as Array<{ locked: boolean }>;
+    if (!locked) return false;
+    try {
+      await work();
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [key]);
+    }
+    return true;
+  } finally {
+    await runner.release();
+  }
+}

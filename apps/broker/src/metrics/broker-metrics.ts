@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** The broker's Prometheus metrics, in a registry of its own (one per app instance). */
+@Injectable()
+export class BrokerMetrics {
+  readonly registry = new Registry();
+
+  /** 0 CLOSED, 1 HALF_OPEN, 2 OPEN. */
+  readonly breakerState = new Gauge({
+    name: 'cpaas_breaker_state',
+    help: 'Provider breaker state: 0 CLOSED, 1 HALF_OPEN, 2 OPEN',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
+  readonly providerDisabled = new Gauge({
+    name: 'cpaas_provider_disabled',
+    help: '1 while an operator has disabled the provider by hand',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
+  readonly breakerTransitions = new Counter({
+    name: 'cpaas_breaker_transitions_total',
+    help: 'Provider breaker state changes',
+    labelNames: ['provider', 'from', 'to'] as const,
+    registers: [this.registry],
+  });
+
+  /** outcome: success, or the failure cause (transport, timeout, http-5xx, rejected, invalid-number, ...). */
+  readonly providerCalls = new Counter({
+    name: 'cpaas_provider_calls_total',
+    help: 'Provider API calls by operation and outcome class',
+    labelNames: ['provider', 'operation', 'outcome', 'counts_against_provider'] as const,
+    registers: [this.registry],
+  });
+
+  readonly providerCallDuration = new Histogram({
+    name: 'cpaas_provider_call_duration_seconds',
+    help: 'Provider API call latency',
+    labelNames: ['provider', 'operation'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly healthProbes = new Counter({
+    name: 'cpaas_health_probes_total',
+    help: 'Scheduled provider health checks by result',
+    labelNames: ['provider', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly sessionsCreated = new Counter({
+    name: 'broker_sessions_created_total',
+    help: 'Sessions created, by provider and whether the request failed over',
+    labelNames: ['provider', 'failed_over'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

@@ -1,0 +1,71 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+
+export class ListEventsQueryDto {
+  @ApiPropertyOptional({ description: 'Only the events of this session.', format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'session must be a session id' })
+  session?: string;
+
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(200, { message: 'limit must be at most 200' })
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'From `nextCursor` of the previous page.' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor must be a nextCursor returned by this route' })
+  cursor?: string;
+}
+
+export class DeliverySummaryDto {
+  @ApiProperty({ description: 'The delivery id: the `webhook-id` header of every attempt.' })
+  id: string;
+
+  @ApiProperty()
+  url: string;
+
+  @ApiProperty({ enum: ['pending', 'delivered', 'given_up'] })
+  status: string;
+
+  @ApiProperty({ description: 'Attempts made so far.' })
+  attempts: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  nextAttemptAt: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  deliveredAt: string | null;
+}
+
+export class EventDto {
+  @ApiProperty({ description: 'The `id` of the webhook body.' })
+  id: string;
+
+  @ApiProperty({ enum: ['session.created', 'session.closed', 'session.expired', 'message.relayed', 'message.failed', 'call.completed'] })
+  type: string;
+
+  @ApiProperty({ description: 'When it happened: the `timestamp` of the webhook body.' })
+  timestamp: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  sessionId: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  data: Record<string, unknown>;
+
+  @ApiProperty({ type: [DeliverySummaryDto], description: 'Empty when neither the session nor the account had a callback URL.' })
+  deliveries: DeliverySummaryDto[];
+}
+
+export class EventListDto {
+  @ApiProperty({ type: [EventDto], description: 'Newest first.' })
+  events: EventDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  nextCursor: string | null;
+}

@@ -1,0 +1,76 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../../accounts';
+import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { CallbackUrlValidator } from '../targets/callback-url-validator';
+import { CallbackUrlDto, RotatedWebhookSecretDto, SetCallbackUrlDto, WebhookSecretStatusDto } from './dto/account-webhooks.dto';
+import { DeliveryDto } from './dto/delivery.dto';
+import { EventListDto, ListEventsQueryDto } from './dto/events.dto';
+import { WebhookHistory } from './webhook-history';
+
+@ApiTags('webhooks')
+@ApiBearerAuth('api-key')
+@UseGuards(ApiKeyGuard)
+@Controller('v1')
+export class WebhooksController {
+  constructor(
+    private readonly history: WebhookHistory,
+    private readonly urls: CallbackUrlValidator,
+    @Inject(WebhookSecrets) private readonly secrets: WebhookSecrets,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  @Get('events')
+  @ApiOperation({ summary: 'Your events (optionally one session’s), newest first, with where each was delivered.' })
+  @ApiOkResponse({ type: EventListDto })
+  events(@CurrentPrincipal() principal: Principal, @Query() query: ListEventsQueryDto): Promise<EventListDto> {
+    return this.history.listEvents(principal.accountId, query);
+  }
+
+  @Get('deliveries/:id')
+  @ApiOperation({ summary: 'A webhook delivery and each of its attempts: status, latency, error.' })
+  @ApiOkResponse({ type: DeliveryDto })
+  delivery(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<DeliveryDto> {
+    return this.history.getDelivery(principal.accountId, id);
+  }
+
+  @Get('account/callback-url')
+  @ApiOperation({ summary: 'Where session events go when a session has no callbackUrl of its own.' })
+  @ApiOkResponse({ type: CallbackUrlDto })
+  async callbackUrl(@CurrentPrincipal() principal: Principal): Promise<CallbackUrlDto> {
+    const [row] = (await this.dataSource.query('SELECT default_callback_url FROM accounts WHERE id = $1', [principal.accountId])) as Array<{
+      default_callback_url: string | null;
+    }>;
+    return { callbackUrl: row?.default_callback_url ?? null };
+  }
+
+  @Put('account/callback-url')
+  @ApiOperation({
+    summary: 'Set (or clear, with null) the default callback URL. Public http(s) addresses only, at most 2,048 characters.',
+  })
+  @ApiOkResponse({ type: CallbackUrlDto })
+  async setCallbackUrl(@CurrentPrincipal() principal: Principal, @Body() body: SetCallbackUrlDto): Promise<CallbackUrlDto> {
+    if (body.callbackUrl !== null) this.urls.assertAcceptable(body.callbackUrl);
+    await this.dataSource.query('UPDATE accounts SET default_callback_url = $2 WHERE id = $1', [principal.accountId, body.callbackUrl]);
+    // Deliveries will need a secret: the first one is made now and shown in this answer, once.
+    const created = body.callbackUrl !== null ? await this.secrets.ensureCurrent(principal.accountId) : null;
+    return created ? { callbackUrl: body.callbackUrl, webhookSecret: created.secret } : { callbackUrl: body.callbackUrl };
+  }
+
+  @Get('account/webhook-secret')
+  @ApiOperation({ summary: 'Whether a signing secret exists and since when; the secret itself is never shown again.' })
+  @ApiOkResponse({ type: WebhookSecretStatusDto })
+  secretStatus(@CurrentPrincipal() principal: Principal): Promise<WebhookSecretStatusDto> {
+    return this.secrets.status(principal.accountId);
+  }
+
+  @Post('account/webhook-secret/rotate')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'A new signing secret, shown this once. The previous one keeps signing for 24 h.' })
+  @ApiOkResponse({ type: RotatedWebhookSecretDto })
+  rotateSecret(@CurrentPrincipal() principal: Principal): Promise<RotatedWebhookSecretDto> {
+    return this.secrets.rotate(principal.accountId);
+  }
+}

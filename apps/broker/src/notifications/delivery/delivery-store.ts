@@ -1,0 +1,274 @@
+/**
+ * The SQL of the delivery worker. Every time is the worker's clock, passed in; nothing here reads now().
+ *
+ * Replicas share the work by endpoint: a replica acquires an endpoint (`owner`, `lease_until`, claimed with
+ * FOR UPDATE SKIP LOCKED so two replicas never take the same one) and alone sends that endpoint's due
+ * deliveries until it has none left, then releases it. A replica that dies holds its endpoints only until
+ * their lease runs out; their deliveries were never marked, so the next owner sends them again.
+ */
+import type { DataSource } from 'typeorm';
+import type { BreakerSnapshot } from '@app/circuit-breaker';
+
+/** NOTIFY channel that wakes the workers when a delivery is recorded; the payload is its URL. */
+export const DELIVERY_CHANNEL = 'webhook_delivery';
+
+export interface AcquiredEndpoint {
+  readonly url: string;
+  readonly downBreaker: BreakerSnapshot | null;
+  readonly urlBreaker: BreakerSnapshot | null;
+  readonly lastError: string | null;
+  readonly lastSuccessAt: number | null;
+}
+
+export interface ClaimedDelivery {
+  readonly id: string;
+  readonly accountId: string | null;
+  readonly kind: 'account' | 'ops';
+  /** Attempts made before this one. */
+  readonly attempts: number;
+  readonly expiresAt: number;
+  readonly eventId: string;
+  readonly type: string;
+  readonly eventCreatedAt: Date;
+  readonly data: Record<string, unknown>;
+}
+
+export interface AttemptRecord {
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly delivered: boolean;
+}
+
+/** What became of a delivery the lane took. */
+export interface DeliveryOutcome {
+  readonly id: string;
+  readonly status: 'pending' | 'delivered' | 'given_up';
+  readonly nextAttemptAt: number | null;
+  /** Null when no HTTP attempt was made (given up before sending, or not attempted). */
+  readonly attempt: AttemptRecord | null;
+}
+
+export interface EndpointWrite {
+  readonly downBreaker: BreakerSnapshot;
+  readonly urlBreaker: BreakerSnapshot;
+  readonly blockedUntil: number | null;
+  readonly lastError: string | null;
+  readonly lastSuccessAt: number | null;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export class DeliveryStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Marks given up every pending delivery past its lifetime, except those of endpoints a live replica is working on (it does it itself). */
+  async giveUpExpired(now: number): Promise<number> {
+    const [, affected] = (await this.dataSource.query(
+      `UPDATE webhook_deliveries d
+          SET status = 'given_up', given_up_at = $1, next_attempt_at = NULL, updated_at = $1
+        WHERE d.status = 'pending' AND d.expires_at <= $1
+          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.url = d.url AND e.owner IS NOT NULL AND e.lease_until > $1)`,
+      [iso(now)],
+    )) as [unknown, number];
+    return affected;
+  }
+
+  /** Due deliveries of a blocked endpoint wait for its next allowed attempt (or their end of life, if sooner). */
+  async holdBlocked(now: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_deliveries d
+          SET next_attempt_at = LEAST(e.blocked_until, d.expires_at), updated_at = $1
+         FROM webhook_endpoints e
+        WHERE e.blocked_until > $1 AND (e.owner IS NULL OR e.lease_until <= $1)
+          AND d.url = e.url AND d.status = 'pending' AND d.expires_at > $1
+          AND d.next_attempt_at < LEAST(e.blocked_until, d.expires_at)`,
+      [iso(now)],
+    );
+  }
+
+  /**
+   * URLs with a due delivery that nobody is working on and that are not blocked. Walks the distinct URLs
+   * of pending deliveries through the index (one probe per URL), so one endpoint's huge backlog never
+   * hides the others.
+   */
+  async dueEndpoints(now: number, limit: number): Promise<string[]> {
+    const rows = (await this.dataSource.query(
+      `WITH RECURSIVE pending_urls(url) AS (
+         (SELECT url FROM webhook_deliveries WHERE status = 'pending' ORDER BY url LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.url FROM webhook_deliveries d WHERE d.status = 'pending' AND d.url > p.url ORDER BY d.url LIMIT 1)
+           FROM pending_urls p WHERE p.url IS NOT NULL
+       )
+       SELECT p.url FROM pending_urls p
+        WHERE p.url IS NOT NULL
+          AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.url = p.url AND d.status = 'pending' AND d.next_attempt_at <= $1)
+          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.url = p.url
+                           AND ((e.owner IS NOT NULL AND e.lease_until > $1) OR e.blocked_until > $1))
+        LIMIT $2`,
+      [iso(now), limit],
+    )) as Array<{ url: string }>;
+    return rows.map((r) => r.url);
+  }
+
+  /** Takes ownership of up to `limit` of these endpoints; the ones another replica is taking right now are skipped. */
+  async acquire(urls: string[], owner: string, now: number, leaseUntil: number, limit: number): Promise<AcquiredEndpoint[]> {
+    await this.dataSource.query(
+      `INSERT INTO webhook_endpoints (url, updated_at) SELECT unnest($1::text[]), $2 ON CONFLICT (url) DO NOTHING`,
+      [urls, iso(now)],
+    );
+    const [rows] = (await this.dataSource.query(
+      `UPDATE webhook_endpoints e
+          SET owner = $2, lease_until = $3, updated_at = $4
+        WHERE e.url IN (
+          SELECT url FROM webhook_endpoints
+           WHERE url = ANY($1::text[]) AND (owner IS NULL OR lease_until <= $4) AND (blocked_until IS NULL OR blocked_until <= $4)
+           ORDER BY url LIMIT $5
+           FOR UPDATE SKIP LOCKED)
+       RETURNING e.url, e.down_breaker, e.url_breaker, e.last_error, e.last_success_at`,
+      [urls, owner, iso(leaseUntil), iso(now), limit],
+    )) as [
+      Array<{
+        url: string;
+        down_breaker: BreakerSnapshot | null;
+        url_breaker: BreakerSnapshot | null;
+        last_error: string | null;
+        last_success_at: Date | null;
+      }>,
+      number,
+    ];
+    return rows.map((r) => ({
+      url: r.url,
+      downBreaker: r.down_breaker,
+      urlBreaker: r.url_breaker,
+      lastError: r.last_error,
+      lastSuccessAt: r.last_success_at?.getTime() ?? null,
+    }));
+  }
+
+  /** The endpoint's due deliveries, oldest due first, leaving out those the lane already holds. */
+  async fetch(url: string, now: number, limit: number, held: string[]): Promise<ClaimedDelivery[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT d.id, d.account_id, d.kind, d.attempts, d.expires_at, d.event_id, ev.type, ev.created_at AS event_created_at, ev.data
+         FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+        WHERE d.url = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2 AND d.id <> ALL($4::uuid[])
+        ORDER BY d.next_attempt_at
+        LIMIT $3
+        FOR UPDATE OF d SKIP LOCKED`,
+      [url, iso(now), limit, held],
+    )) as Array<{
+      id: string;
+      account_id: string | null;
+      kind: 'account' | 'ops';
+      attempts: number;
+      expires_at: Date;
+      event_id: string;
+      type: string;
+      event_created_at: Date;
+      data: Record<string, unknown>;
+    }>;
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      kind: r.kind,
+      attempts: r.attempts,
+      expiresAt: r.expires_at.getTime(),
+      eventId: r.event_id,
+      type: r.type,
+      eventCreatedAt: r.event_created_at,
+      data: r.data,
+    }));
+  }
+
+  /** Writes a batch of outcomes, their attempts and the endpoint's state, in one statement; renews the lease. */
+  async complete(
+    url: string,
+    owner: string,
+    outcomes: DeliveryOutcome[],
+    endpoint: EndpointWrite,
+    now: number,
+    leaseUntil: number,
+  ): Promise<void> {
+    const records = outcomes.map((o) => ({
+      id: o.id,
+      status: o.status,
+      next_at: iso(o.nextAttemptAt),
+      attempted: o.attempt !== null,
+      started_at: o.attempt ? iso(o.attempt.startedAt) : null,
+      duration_ms: o.attempt?.durationMs ?? null,
+      status_code: o.attempt?.statusCode ?? null,
+      error: o.attempt?.error ?? null,
+      delivered: o.attempt?.delivered ?? null,
+    }));
+    await this.dataSource.query(
+      `WITH r AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, next_at timestamptz, attempted boolean,
+           started_at timestamptz, duration_ms integer, status_code integer, error text, delivered boolean)
+       ), upd AS (
+         UPDATE webhook_deliveries d SET
+           status = r.status,
+           attempts = d.attempts + CASE WHEN r.attempted THEN 1 ELSE 0 END,
+           next_attempt_at = r.next_at,
+           last_status_code = CASE WHEN r.attempted THEN r.status_code ELSE d.last_status_code END,
+           last_error = CASE WHEN r.attempted THEN r.error ELSE d.last_error END,
+           delivered_at = CASE WHEN r.status = 'delivered' THEN $2::timestamptz ELSE d.delivered_at END,
+           given_up_at = CASE WHEN r.status = 'given_up' THEN $2::timestamptz ELSE d.given_up_at END,
+           updated_at = $2
+         FROM r WHERE d.id = r.id AND d.status = 'pending'
+         RETURNING d.id, d.attempts
+       ), att AS (
+         INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, status_code, error, delivered)
+         SELECT r.id, upd.attempts, r.started_at, r.duration_ms, r.status_code, r.error, r.delivered
+           FROM r JOIN upd ON upd.id = r.id WHERE r.attempted
+       )
+       UPDATE webhook_endpoints SET down_breaker = $5, url_breaker = $6, blocked_until = $7, last_error = $8,
+              last_success_at = $9, lease_until = $10, updated_at = $2
+        WHERE url = $3 AND owner = $4`,
+      [
+        JSON.stringify(records),
+        iso(now),
+        url,
+        owner,
+        JSON.stringify(endpoint.downBreaker),
+        JSON.stringify(endpoint.urlBreaker),
+        iso(endpoint.blockedUntil),
+        endpoint.lastError,
+        iso(endpoint.lastSuccessAt),
+        iso(leaseUntil),
+      ],
+    );
+  }
+
+  /** The endpoint is back: its pending deliveries are due now, whatever their own backoff said. */
+  async releaseBacklog(url: string, now: number, held: string[]): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = $2, updated_at = $2
+        WHERE url = $1 AND status = 'pending' AND next_attempt_at > $2 AND id <> ALL($3::uuid[])`,
+      [url, iso(now), held],
+    );
+  }
+
+  /** Gives the endpoint up, with its state, so any replica can take it when it has due work again. */
+  async release(url: string, owner: string, endpoint: EndpointWrite, now: number): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_endpoints SET owner = NULL, lease_until = NULL, down_breaker = $3, url_breaker = $4, blocked_until = $5,
+              last_error = $6, last_success_at = $7, updated_at = $8
+        WHERE url = $1 AND owner = $2`,
+      [
+        url,
+        owner,
+        JSON.stringify(endpoint.downBreaker),
+        JSON.stringify(endpoint.urlBreaker),
+        iso(endpoint.blockedUntil),
+        endpoint.lastError,
+        iso(endpoint.lastSuccessAt),
+        iso(now),
+      ],
+    );
+  }
+
+  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
+    await this.dataSource.query(`UPDATE webhook_endpoints SET lease_until = $2 WHERE owner = $1`, [owner, iso(leaseUntil)]);
+  }
+}

@@ -1,0 +1,50 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { BROKER_CONFIG, type BrokerConfig } from '../../config';
+import { NOTIFICATIONS_CLOCK, type Clock } from '../clock';
+import { workerSettings } from '../notification-settings';
+import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { DeliveryWorker } from './delivery-worker';
+import { SignedRequestPreparer } from './signed-request';
+import { WebhookSender } from './webhook-sender';
+
+/** Runs this replica's delivery worker from app start to app close (attempts in flight are aborted, not lost). */
+@Injectable()
+export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  readonly worker: DeliveryWorker;
+  private readonly sender: WebhookSender;
+
+  constructor(
+    @InjectDataSource() dataSource: DataSource,
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(NOTIFICATIONS_CLOCK) clock: Clock,
+    @Inject(WebhookSecrets) secrets: WebhookSecrets,
+  ) {
+    const n = config.notifications;
+    this.sender = new WebhookSender({
+      connectTimeoutMs: n.connectTimeoutMs,
+      attemptTimeoutMs: n.attemptTimeoutMs,
+      allowPrivateTargets: n.allowPrivateTargets,
+    });
+    const logger = new Logger('Webhooks');
+    this.worker = new DeliveryWorker({
+      dataSource,
+      sender: this.sender,
+      preparer: new SignedRequestPreparer(secrets, n.opsWebhookSecret),
+      clock,
+      settings: workerSettings(n),
+      logger: { log: (m) => logger.log(m), warn: (m) => logger.warn(m) },
+      listenUrl: (dataSource.options as { url?: string }).url,
+    });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.worker.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.worker.stop();
+    await this.sender.close();
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The delivery worker of one replica. A cycle (on start, every WEBHOOK_POLL_INTERVAL_MS, and whenever a
+ * NOTIFY says a delivery was recorded for an endpoint it is not already working on) gives up expired
+ * deliveries, holds back those of blocked endpoints, and acquires endpoints with due deliveries, starting
+ * an `EndpointLane` for each. A heartbeat renews the leases of the endpoints it owns.
+ *
+ * No NestJS here: `DeliveryWorkerService` runs it in the app; tests drive it directly (`runOnce`,
+ * `whenIdle`) with a clock they move by hand.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Clock } from '../clock';
+import { DELIVERY_CHANNEL, DeliveryStore, type AcquiredEndpoint } from './delivery-store';
+import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
+import type { WebhookSender } from './webhook-sender';
+
+/** Endpoints one replica works on at once (each with up to `maxInFlight` attempts). */
+export const MAX_ENDPOINTS_PER_REPLICA = 64;
+
+export interface WorkerSettings extends LaneSettings {
+  readonly pollIntervalMs: number;
+}
+
+export interface WorkerLogger extends LaneLogger {
+  log(message: string): void;
+}
+
+export interface DeliveryWorkerDeps {
+  readonly dataSource: DataSource;
+  readonly sender: WebhookSender;
+  readonly preparer: DeliveryPreparer;
+  readonly clock: Clock;
+  readonly settings: WorkerSettings;
+  readonly logger: WorkerLogger;
+  readonly random?: () => number;
+  /** Connection string for LISTEN; without it the worker relies on polling. */
+  readonly listenUrl?: string;
+}
+
+export class DeliveryWorker {
+  /** This replica's name in `webhook_endpoints.owner`. */
+  readonly owner = `worker-${randomUUID()}`;
+  private readonly store: DeliveryStore;
+  private readonly lanes = new Map<string, EndpointLane>();
+  private readonly idleWaiters: Array<() => void> = [];
+  private cycles: Promise<void> | null = null;
+  private cycleWanted = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private listener: Client | null = null;
+  private running = false;
+  private stopped = false;
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    this.store = new DeliveryStore(deps.dataSource);
+  }
+
+  /** Starts polling, listening and the lease heartbeat. */
+  async start(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = true;
+    await this.listen();
+    this.schedulePoll();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(50, Math.floor(this.deps.settings.leaseMs / 3)));
+    void this.runOnce();
+  }
+
+  /** Stops cycles and timers, aborts attempts in flight, writes what is done and releases every endpoint. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.pollTimer = this.heartbeatTimer = null;
+    await this.cycles;
+    await Promise.all([...this.lanes.values()].map((lane) => lane.stop()));
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
+  }
+
+  /** Runs one cycle (or joins the next one): resolves once a cycle that started after this call is done. */
+  runOnce(): Promise<void> {
+    this.cycleWanted = true;
+    if (!this.cycles) {
+      const run: Promise<void> = this.runCycles().finally(() => {
+        if (this.cycles === run) this.cycles = null;
+        this.notifyIfIdle();
+      });
+      this.cycles = run;
+    }
+    return this.cycles;
+  }
+
+  /** Resolves when no lane is running (tests: after `runOnce`, wait for the sends it started). */
+  whenIdle(): Promise<void> {
+    if (this.lanes.size === 0 && !this.cycles) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Endpoints this replica is working on. */
+  activeEndpoints(): string[] {
+    return [...this.lanes.keys()];
+  }
+
+  private async runCycles(): Promise<void> {
+    while (this.cycleWanted && !this.stopped) {
+      this.cycleWanted = false;
+      try {
+        await this.cycle();
+      } catch (error) {
+        this.deps.logger.warn(`webhook delivery cycle failed: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  private async cycle(): Promise<void> {
+    const now = this.deps.clock.now();
+    const givenUp = await this.store.giveUpExpired(now);
+    if (givenUp > 0) this.deps.logger.log(`gave up ${givenUp} webhook deliveries not delivered within their lifetime`);
+    await this.store.holdBlocked(now);
+    const room = MAX_ENDPOINTS_PER_REPLICA - this.lanes.size;
+    if (room <= 0) return;
+    const due = (await this.store.dueEndpoints(now, room)).filter((url) => !this.lanes.has(url));
+    if (due.length === 0 || this.stopped) return;
+    const acquired = await this.store.acquire(due, this.owner, now, now + this.deps.settings.leaseMs, room);
+    for (const endpoint of acquired) this.startLane(endpoint);
+  }
+
+  private startLane(endpoint: AcquiredEndpoint): void {
+    const lane = new EndpointLane(endpoint, {
+      store: this.store,
+      sender: this.deps.sender,
+      preparer: this.deps.preparer,
+      clock: this.deps.clock,
+      random: this.deps.random ?? Math.random,
+      settings: this.deps.settings,
+      owner: this.owner,
+      logger: this.deps.logger,
+    });
+    this.lanes.set(endpoint.url, lane);
+    void lane.done.then((end: LaneEnd) => {
+      this.lanes.delete(endpoint.url);
+      // Something may have been recorded for it while it was finishing; a failed lane waits for the poll.
+      if (end === 'idle' && !this.stopped) void this.runOnce();
+      this.notifyIfIdle();
+    });
+    lane.start();
+    if (this.stopped) void lane.stop();
+  }
+
+  private notifyIfIdle(): void {
+    if (this.lanes.size > 0 || this.cycles) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private onRecorded(url: string): void {
+    if (this.stopped) return;
+    const lane = this.lanes.get(url);
+    if (lane) lane.poke();
+    else void this.runOnce();
+  }
+
+  private schedulePoll(): void {
+    if (this.stopped) return;
+    this.pollTimer = setTimeout(() => {
+      void this.runOnce().finally(() => {
+        if (!this.listener) void this.listen();
+        this.schedulePoll();
+      });
+    }, this.deps.settings.pollIntervalMs);
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.lanes.size === 0 || this.stopped) return;
+    const now = this.deps.clock.now();
+    try {
+      await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs);
+    } catch (error) {
+      this.deps.logger.warn(`could not renew webhook endpoint leases: ${(error as Error).message}`);
+    }
+  }
+
+  /** LISTEN for recorded deliveries; on failure the poll still finds them, and the next poll listens again. */
+  private async listen(): Promise<void> {
+    if (!this.deps.listenUrl || this.stopped || this.listener) return;
+    const client = new Client({ connectionString: this.deps.listenUrl, application_name: 'session-broker-webhooks' });
+    this.listener = client;
+    client.on('notification', (message) => {
+      if (message.channel === DELIVERY_CHANNEL && message.payload) this.onRecorded(message.payload);
+    });
+    client.on('error', (error) => {
+      this.deps.logger.warn(`webhook LISTEN connection failed: ${error.message}`);
+      if (this.listener === client) this.listener = null;
+      void client.end().catch(() => undefined);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      if (this.stopped) await client.end();
+    } catch (error) {
+      this.deps.logger.warn(`could not LISTEN for recorded webhooks (polling only): ${(error as Error).message}`);
+      if (this.listener === client) this.listener = null;
+      await client.end().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { ManualClock } from '../testing/webhook-receiver';
+import { EndpointHealth, endpointPolicies, type EndpointHealthSettings, type Gate } from './endpoint-health';
+
+const MIN = 60_000;
+const REFERENCE: EndpointHealthSettings = {
+  downAfterFailures: 3,
+  downRetryIntervalMs: 5 * MIN,
+  breakerFailures: 5,
+  breakerResetMs: MIN,
+  breakerMaxResetMs: 10 * MIN,
+};
+
+function health(settings: EndpointHealthSettings, clock: ManualClock, random = () => 0.5): EndpointHealth {
+  return new EndpointHealth(endpointPolicies(settings), { down: null, url: null }, clock, random);
+}
+
+function send(gate: Gate): Extract<Gate, { kind: 'send' }>['admission'] {
+  if (gate.kind !== 'send') throw new Error(`expected to send, got ${JSON.stringify(gate)}`);
+  return gate.admission;
+}
+
+function fail(h: EndpointHealth, times = 1): void {
+  for (let i = 0; i < times; i++) h.record(send(h.gate(0)), { ok: false, reason: 'HTTP 503' });
+}
+
+describe('EndpointHealth: the endpoint-down rule and the per-URL breaker', () => {
+  it('lets up to any number through while healthy', () => {
+    const h = health(REFERENCE, new ManualClock(0));
+    expect(h.gate(0).kind).toBe('send');
+    expect(h.gate(7).kind).toBe('send');
+    expect(h.condition()).toBe('healthy');
+  });
+
+  it('is down after 3 failures in a row: one attempt every 5 minutes, then normal after a 2xx', () => {
+    const clock = new ManualClock(0);
+    const h = health(REFERENCE, clock);
+    fail(h, 2);
+    expect(h.gate(0).kind).toBe('send');
+    fail(h);
+    expect(h.condition()).toBe('down');
+    expect(h.gate(0)).toEqual({ kind: 'blocked', until: 5 * MIN });
+
+    clock.set(5 * MIN - 1);
+    expect(h.gate(0)).toEqual({ kind: 'blocked', until: 5 * MIN });
+    clock.set(5 * MIN);
+    const trial = send(h.gate(0));
+    // A single attempt: nothing else while it is out, however many wait.
+    expect(h.gate(1)).toEqual({ kind: 'wait' });
+    h.record(trial, { ok: false, reason: 'HTTP 503' });
+    expect(h.gate(0)).toEqual({ kind: 'blocked', until: 10 * MIN });
+
+    clock.set(10 * MIN);
+    const recovered = h.record(send(h.gate(0)), { ok: true, durationMs: 12 });
+    expect(recovered).toBe(true);
+    expect(h.condition()).toBe('healthy');
+    expect(h.gate(5).kind).toBe('send');
+  });
+
+  it('a success before the third failure resets the count', () => {
+    const h = health(REFERENCE, new ManualClock(0));
+    fail(h, 2);
+    h.record(send(h.gate(0)), { ok: true, durationMs: 1 });
+    fail(h, 2);
+    expect(h.condition()).toBe('healthy');
+  });
+
+  it('opens the per-URL breaker on the 5th failure; each failed trial doubles the wait: 1, 2, 4, 8, 10, 10 min', () => {
+    const clock = new ManualClock(0);
+    // The down rule out of the way, to see the breaker alone.
+    const h = health({ ...REFERENCE, downAfterFailures: 1000 }, clock);
+    fail(h, 4);
+    expect(h.condition()).toBe('healthy');
+    fail(h);
+    expect(h.condition()).toBe('breaker-open');
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const gate = h.gate(0);
+      if (gate.kind !== 'blocked') throw new Error('expected blocked');
+      waits.push((gate.until - clock.now()) / MIN);
+      clock.set(gate.until);
+      fail(h);
+    }
+    expect(waits).toEqual([1, 2, 4, 8, 10, 10]);
+  });
+
+  it.each([
+    [0, 0.8],
+    [0.999_999, 1.2],
+  ])('jitters each reset timeout by ±20 %% (draw %f → ×%f)', (draw, factor) => {
+    const clock = new ManualClock(0);
+    const h = health({ ...REFERENCE, downAfterFailures: 1000 }, clock, () => draw);
+    fail(h, 5);
+    const gate = h.gate(0);
+    expect(gate.kind).toBe('blocked');
+    expect((gate as { until: number }).until).toBeCloseTo(MIN * factor, -1);
+  });
+
+  it('both rules together: an attempt needs both; the later of the two waits wins', () => {
+    const clock = new ManualClock(0);
+    const h = health(REFERENCE, clock);
+    fail(h, 3); // down
+    const waits: number[] = [];
+    let from = clock.now();
+    for (let i = 0; i < 7; i++) {
+      const gate = h.gate(0);
+      if (gate.kind !== 'blocked') throw new Error(`expected blocked, got ${gate.kind}`);
+      waits.push((gate.until - from) / MIN);
+      clock.set(gate.until);
+      from = gate.until;
+      fail(h);
+    }
+    // Failures 4 and 5 are down-mode trials (the 5th opens the breaker for 1 min, under the 5-minute rule);
+    // the breaker's 2 and 4 minutes hide under it too, then its 8 and 10 minutes show.
+    expect(waits).toEqual([5, 5, 5, 5, 5, 8, 10]);
+    clock.set(clock.now() + 10 * MIN);
+    expect(h.record(send(h.gate(0)), { ok: true, durationMs: 3 })).toBe(true);
+    expect(h.condition()).toBe('healthy');
+  });
+
+  it('survives a restart: the state is carried by its snapshots', () => {
+    const clock = new ManualClock(0);
+    const before = health(REFERENCE, clock);
+    fail(before, 3);
+    const { down, url } = before.snapshots();
+    before.dispose();
+    const after = new EndpointHealth(endpointPolicies(REFERENCE), { down, url }, clock);
+    expect(after.gate(0)).toEqual({ kind: 'blocked', until: 5 * MIN });
+    clock.set(5 * MIN);
+    expect(after.gate(0).kind).toBe('send');
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Whether an endpoint may be sent to now, from two breakers of @app/circuit-breaker that see the same
+ * outcomes:
+ *
+ * - the "endpoint down" rule (webhook-delivery.txt, `endpointDownPolicy`): 3 failures in a row and the
+ *   endpoint gets a single attempt every 5 minutes until a 2xx;
+ * - the per-callback-URL breaker (callback-breaker.txt, `callbackUrlPolicy`): 5 failures in a row open it
+ *   for 1 minute (±20 %), then a single trial; each failed trial doubles the wait up to 10 minutes.
+ *
+ * An attempt goes only when both admit it. While either is not CLOSED, one attempt at a time is made (the
+ * trial); while either is OPEN before its retry time the endpoint is blocked until the later of the two.
+ * Deliveries that meet a blocked endpoint are postponed, never dropped: only the 72 h lifetime ends them.
+ */
+import {
+  CircuitBreaker,
+  callbackUrlPolicy,
+  endpointDownPolicy,
+  type Admission,
+  type BreakerPolicy,
+  type BreakerSnapshot,
+  type BreakerStatus,
+} from '@app/circuit-breaker';
+import { clockScheduler, type Clock } from '../clock';
+
+export interface EndpointHealthSettings {
+  readonly downAfterFailures: number;
+  readonly downRetryIntervalMs: number;
+  readonly breakerFailures: number;
+  readonly breakerResetMs: number;
+  readonly breakerMaxResetMs: number;
+}
+
+export interface EndpointSnapshots {
+  readonly down: BreakerSnapshot | null;
+  readonly url: BreakerSnapshot | null;
+}
+
+/** What the endpoint allows now. */
+export type Gate =
+  | { readonly kind: 'send'; readonly admission: EndpointAdmission }
+  /** A trial is in flight: wait for its outcome. */
+  | { readonly kind: 'wait' }
+  /** Nothing may go before `until` (epoch ms). */
+  | { readonly kind: 'blocked'; readonly until: number };
+
+export interface EndpointAdmission {
+  readonly down: Admission;
+  readonly url: Admission;
+}
+
+export type EndpointOutcome = { readonly ok: true; readonly durationMs: number } | { readonly ok: false; readonly reason: string };
+
+export type EndpointCondition = 'healthy' | 'down' | 'breaker-open' | 'trial';
+
+export function endpointPolicies(settings: EndpointHealthSettings): { down: BreakerPolicy; url: BreakerPolicy } {
+  return {
+    down: endpointDownPolicy({ failuresInARow: settings.downAfterFailures, attemptEveryMs: settings.downRetryIntervalMs }),
+    url: callbackUrlPolicy({
+      maxFailures: settings.breakerFailures,
+      resetTimeoutMs: settings.breakerResetMs,
+      maxResetTimeoutMs: settings.breakerMaxResetMs,
+    }),
+  };
+}
+
+export class EndpointHealth {
+  private readonly down: CircuitBreaker;
+  private readonly url: CircuitBreaker;
+
+  constructor(
+    policies: { down: BreakerPolicy; url: BreakerPolicy },
+    snapshots: EndpointSnapshots,
+    private readonly clock: Clock,
+    random: () => number = Math.random,
+  ) {
+    const options = { scheduler: clockScheduler(clock), random };
+    this.down = new CircuitBreaker(policies.down, { ...options, ...(snapshots.down ? { snapshot: snapshots.down } : {}) });
+    this.url = new CircuitBreaker(policies.url, { ...options, ...(snapshots.url ? { snapshot: snapshots.url } : {}) });
+  }
+
+  /** Until when nothing may be sent (epoch ms), or null when something may. */
+  blockedUntil(): number | null {
+    const now = this.clock.now();
+    const until = [this.down.status(), this.url.status()]
+      .filter((s) => s.state === 'OPEN')
+      .map((s) => s.retryAt ?? Infinity)
+      .filter((retryAt) => retryAt > now);
+    return until.length === 0 ? null : Math.max(...until);
+  }
+
+  /** True while either breaker is not CLOSED: one attempt at a time. */
+  inTrial(): boolean {
+    return this.down.status().state !== 'CLOSED' || this.url.status().state !== 'CLOSED';
+  }
+
+  /** Admits one attempt if the endpoint allows it, given how many of its attempts are in flight. */
+  gate(inFlight: number): Gate {
+    const until = this.blockedUntil();
+    if (until !== null) return { kind: 'blocked', until };
+    if (this.inTrial() && inFlight > 0) return { kind: 'wait' };
+    // Neither refuses now (CLOSED, or OPEN past its retry time, or HALF_OPEN with no trial out), so admitting
+    // both never leaves one holding a trial for an attempt that is not made.
+    const down = this.down.admit();
+    const url = this.url.admit();
+    // Unreachable while every admitted attempt records its outcome; a lane that meets it ends, and the
+    // next one starts from the stored snapshots, which carry no trial.
+    if (!down.admitted || !url.admitted) return { kind: 'wait' };
+    return { kind: 'send', admission: { down, url } };
+  }
+
+  /** Records an attempt's outcome on both breakers; true when it brought the endpoint back to normal. */
+  record(admission: EndpointAdmission, outcome: EndpointOutcome): boolean {
+    const before = this.inTrial();
+    if (outcome.ok) {
+      this.down.record({ kind: 'success', durationMs: outcome.durationMs, probe: admission.down.probe });
+      this.url.record({ kind: 'success', durationMs: outcome.durationMs, probe: admission.url.probe });
+    } else {
+      this.down.record({ kind: 'failure', reason: outcome.reason, probe: admission.down.probe });
+      this.url.record({ kind: 'failure', reason: outcome.reason, probe: admission.url.probe });
+    }
+    return before && !this.inTrial();
+  }
+
+  condition(): EndpointCondition {
+    const down = this.down.status();
+    const url = this.url.status();
+    if (url.state === 'OPEN') return 'breaker-open';
+    if (down.state === 'OPEN') return 'down';
+    if (down.state === 'HALF_OPEN' || url.state === 'HALF_OPEN') return 'trial';
+    return 'healthy';
+  }
+
+  status(): { down: BreakerStatus; url: BreakerStatus } {
+    return { down: this.down.status(), url: this.url.status() };
+  }
+
+  snapshots(): { down: BreakerSnapshot; url: BreakerSnapshot } {
+    return { down: this.down.toJSON(), url: this.url.toJSON() };
+  }
+
+  dispose(): void {
+    this.down.dispose();
+    this.url.dispose();
+  }
+}

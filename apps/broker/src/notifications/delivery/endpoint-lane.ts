@@ -1,0 +1,279 @@
+/**
+ * The work of one replica on one endpoint it owns: fetch its due deliveries a few at a time, send them with
+ * at most `maxInFlight` attempts in flight, write the outcomes back in batches, and stop when nothing is
+ * due, when the endpoint blocks (down or breaker open) or when the worker stops. Fetching, sending and
+ * writing overlap, so the database round trips do not sit between two attempts.
+ *
+ * A delivery stays in `held` from the moment it is fetched until its outcome is written, so a fetch never
+ * returns one the lane is still working on. Deliveries fetched but not sent (the endpoint blocked, or the
+ * worker stopped) are simply let go: they are still due in the database, and the next owner (or
+ * `holdBlocked`) takes care of them.
+ */
+import type { Clock } from '../clock';
+import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointWrite } from './delivery-store';
+import { EndpointHealth, endpointPolicies, type EndpointAdmission, type EndpointHealthSettings } from './endpoint-health';
+import { nextAttemptAt, type RetrySchedule } from './retry-schedule';
+import type { AttemptResult, WebhookSender } from './webhook-sender';
+
+export interface LaneSettings extends EndpointHealthSettings, RetrySchedule {
+  readonly maxInFlight: number;
+  readonly leaseMs: number;
+}
+
+/** Builds the body and the signed headers of a delivery at send time. */
+export interface DeliveryPreparer {
+  prepare(delivery: ClaimedDelivery, now: number): Promise<{ body: string; headers: Record<string, string> }>;
+}
+
+export interface LaneLogger {
+  warn(message: string): void;
+}
+
+export interface LaneDeps {
+  readonly store: DeliveryStore;
+  readonly sender: WebhookSender;
+  readonly preparer: DeliveryPreparer;
+  readonly clock: Clock;
+  readonly random: () => number;
+  readonly settings: LaneSettings;
+  readonly owner: string;
+  readonly logger: LaneLogger;
+}
+
+/** How a lane ended: `idle` (nothing due), `blocked`, `stopped` (by the worker) or `failed` (database error). */
+export type LaneEnd = 'idle' | 'blocked' | 'stopped' | 'failed';
+
+export class EndpointLane {
+  readonly url: string;
+  readonly done: Promise<LaneEnd>;
+  private resolveDone!: (end: LaneEnd) => void;
+  private readonly health: EndpointHealth;
+  private readonly queue: ClaimedDelivery[] = [];
+  private readonly held = new Set<string>();
+  private readonly outcomes: DeliveryOutcome[] = [];
+  private readonly abort = new AbortController();
+  private inFlight = 0;
+  private fetching = false;
+  private flushing = false;
+  private exhausted = false;
+  private stopping = false;
+  private failed = false;
+  private finished = false;
+  private releaseBacklog = false;
+  private blockedUntil: number | null = null;
+  private lastError: string | null;
+  private lastSuccessAt: number | null;
+
+  constructor(
+    endpoint: AcquiredEndpoint,
+    private readonly deps: LaneDeps,
+  ) {
+    this.url = endpoint.url;
+    this.lastError = endpoint.lastError;
+    this.lastSuccessAt = endpoint.lastSuccessAt;
+    this.health = new EndpointHealth(
+      endpointPolicies(deps.settings),
+      { down: endpoint.downBreaker, url: endpoint.urlBreaker },
+      deps.clock,
+      deps.random,
+    );
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  start(): void {
+    this.pump();
+  }
+
+  /** New deliveries may be due: look again. */
+  poke(): void {
+    if (this.stopping || this.finished) return;
+    this.exhausted = false;
+    this.pump();
+  }
+
+  /** Aborts attempts in flight (they do not count as attempts), writes what is done, releases the endpoint. */
+  stop(): Promise<LaneEnd> {
+    if (!this.finished) {
+      this.stopping = true;
+      this.abort.abort();
+      this.pump();
+    }
+    return this.done;
+  }
+
+  private pump(): void {
+    if (this.finished) return;
+    if (!this.stopping && this.blockedUntil === null) this.sendWhatIsAllowed();
+    if (this.stopping || this.blockedUntil !== null) this.letGoOfQueue();
+    this.fetchIfLow();
+    this.flushIfNeeded();
+    this.finishIfIdle();
+  }
+
+  private sendWhatIsAllowed(): void {
+    while (this.queue.length > 0 && this.inFlight < this.deps.settings.maxInFlight) {
+      const next = this.queue[0];
+      if (next.expiresAt <= this.deps.clock.now()) {
+        this.queue.shift();
+        this.outcomes.push({ id: next.id, status: 'given_up', nextAttemptAt: null, attempt: null });
+        continue;
+      }
+      const gate = this.health.gate(this.inFlight);
+      if (gate.kind === 'blocked') {
+        this.blockedUntil = gate.until;
+        return;
+      }
+      if (gate.kind === 'wait') return;
+      this.queue.shift();
+      this.inFlight += 1;
+      void this.attempt(next, gate.admission);
+    }
+  }
+
+  private letGoOfQueue(): void {
+    for (const delivery of this.queue.splice(0)) this.held.delete(delivery.id);
+  }
+
+  private async attempt(delivery: ClaimedDelivery, admission: EndpointAdmission): Promise<void> {
+    const startedAt = this.deps.clock.now();
+    let result: AttemptResult | null;
+    try {
+      const { body, headers } = await this.deps.preparer.prepare(delivery, startedAt);
+      result = await this.deps.sender.send({ url: this.url, body, headers, trusted: delivery.kind === 'ops', signal: this.abort.signal });
+    } catch (error) {
+      // Could not even build the request (the secrets could not be read): not an attempt.
+      this.deps.logger.warn(`webhook ${delivery.id}: could not prepare the request: ${(error as Error).message}`);
+      result = null;
+    }
+    this.inFlight -= 1;
+    const now = this.deps.clock.now();
+    if (result === null || result.aborted) {
+      // Not attempted: due again at once for whoever owns the endpoint next (this lane is stopping or will retry).
+      this.outcomes.push({
+        id: delivery.id,
+        status: 'pending',
+        nextAttemptAt: result === null ? now + this.deps.settings.baseMs : now,
+        attempt: null,
+      });
+    } else {
+      const attempt = {
+        startedAt,
+        durationMs: result.durationMs,
+        statusCode: result.statusCode,
+        error: result.error,
+        delivered: result.delivered,
+      };
+      const recovered = this.health.record(
+        admission,
+        result.delivered ? { ok: true, durationMs: result.durationMs } : { ok: false, reason: result.error ?? 'failed' },
+      );
+      if (result.delivered) {
+        this.lastSuccessAt = now;
+        this.outcomes.push({ id: delivery.id, status: 'delivered', nextAttemptAt: null, attempt });
+      } else {
+        this.lastError = result.error;
+        const next = nextAttemptAt(now, delivery.attempts + 1, this.deps.random(), delivery.expiresAt, this.deps.settings);
+        this.outcomes.push({ id: delivery.id, status: 'pending', nextAttemptAt: next, attempt });
+      }
+      if (recovered) {
+        this.releaseBacklog = true;
+        this.exhausted = false;
+      }
+    }
+    this.pump();
+  }
+
+  private fetchIfLow(): void {
+    if (this.fetching || this.exhausted || this.stopping || this.blockedUntil !== null) return;
+    // A trial goes alone: fetch one at a time until the endpoint is back.
+    const target = this.health.inTrial() ? 1 : this.deps.settings.maxInFlight * 2;
+    if (this.queue.length >= Math.min(target, this.deps.settings.maxInFlight)) return;
+    const want = target - this.queue.length;
+    if (want <= 0) return;
+    this.fetching = true;
+    void this.fetch(want);
+  }
+
+  private async fetch(want: number): Promise<void> {
+    try {
+      const rows = await this.deps.store.fetch(this.url, this.deps.clock.now(), want, [...this.held]);
+      for (const row of rows) {
+        this.held.add(row.id);
+        this.queue.push(row);
+      }
+      if (rows.length < want) this.exhausted = true;
+    } catch (error) {
+      this.fail('could not fetch deliveries', error);
+    } finally {
+      this.fetching = false;
+      this.pump();
+    }
+  }
+
+  private flushIfNeeded(): void {
+    if (this.flushing || (this.outcomes.length === 0 && !this.releaseBacklog)) return;
+    this.flushing = true;
+    void this.flush(this.outcomes.splice(0), this.releaseBacklog);
+    this.releaseBacklog = false;
+  }
+
+  private async flush(batch: DeliveryOutcome[], releaseBacklog: boolean): Promise<void> {
+    try {
+      const now = this.deps.clock.now();
+      await this.deps.store.complete(this.url, this.deps.owner, batch, this.endpointWrite(), now, now + this.deps.settings.leaseMs);
+      for (const outcome of batch) this.held.delete(outcome.id);
+      if (releaseBacklog) await this.deps.store.releaseBacklog(this.url, now, [...this.held]);
+    } catch (error) {
+      // The outcomes are lost, not the deliveries: they are still pending in the database and go again.
+      for (const outcome of batch) this.held.delete(outcome.id);
+      this.fail('could not write delivery outcomes', error);
+    } finally {
+      this.flushing = false;
+      this.pump();
+    }
+  }
+
+  private fail(what: string, error: unknown): void {
+    this.deps.logger.warn(`webhooks to ${this.url}: ${what}: ${(error as Error).message}`);
+    this.failed = true;
+    this.stopping = true;
+    this.abort.abort();
+  }
+
+  private finishIfIdle(): void {
+    if (this.inFlight > 0 || this.fetching || this.flushing || this.outcomes.length > 0 || this.releaseBacklog) return;
+    // Idle: nothing in flight and nothing more to fetch; a non-empty queue here is one the gate will not let
+    // through with nothing in flight, which a fresh lane (rebuilt from the stored state) sorts out.
+    if (!this.stopping && this.blockedUntil === null && !this.exhausted && this.queue.length === 0) return;
+    this.finished = true;
+    this.letGoOfQueue();
+    void this.finish();
+  }
+
+  private async finish(): Promise<void> {
+    const end: LaneEnd = this.failed ? 'failed' : this.stopping ? 'stopped' : this.blockedUntil !== null ? 'blocked' : 'idle';
+    try {
+      await this.deps.store.release(this.url, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
+    } catch (error) {
+      this.deps.logger.warn(
+        `webhooks to ${this.url}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
+      );
+    } finally {
+      this.health.dispose();
+      this.resolveDone(end);
+    }
+  }
+
+  private endpointWrite(): EndpointWrite {
+    const { down, url } = this.health.snapshots();
+    // From the breakers, not from what this lane met: an endpoint that failed its last attempts is blocked
+    // even if nothing was left to send.
+    return {
+      downBreaker: down,
+      urlBreaker: url,
+      blockedUntil: this.health.blockedUntil(),
+      lastError: this.lastError,
+      lastSuccessAt: this.lastSuccessAt,
+    };
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The outbox: an event and its delivery are inserted by the caller's own transaction, so they exist exactly
+ * when the change that caused them is committed. A NOTIFY (sent by PostgreSQL at commit) wakes the
+ * delivery workers; nothing is sent from inside the transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { Clock } from '../clock';
+import { DELIVERY_CHANNEL } from '../delivery/delivery-store';
+import { webhookBody } from '../delivery/signed-request';
+import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';
+
+/** Largest webhook body sent (webhook-delivery.txt: "Event body: up to 256 KB"). */
+export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
+
+export interface SessionEventInput {
+  type: SessionEventType;
+  accountId: string;
+  sessionId: string;
+  /** The session's callback URL; null → the account's default; neither → the event is stored, not delivered. */
+  callbackUrl: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface OpsEventInput {
+  type: OpsEventType;
+  data: Record<string, unknown>;
+}
+
+export interface RecordedEvent {
+  eventId: string;
+  /** Null when there was nowhere to deliver it. */
+  deliveryId: string | null;
+}
+
+export class WebhookBodyTooLargeError extends RangeError {
+  override name = 'WebhookBodyTooLargeError';
+}
+
+const INSERT = `
+  WITH target AS (
+    SELECT COALESCE($5::text, (SELECT default_callback_url FROM accounts WHERE id = $2)) AS url
+  ), ev AS (
+    INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at) VALUES ($1, $2, $3, $4, $6, $7)
+  ), dl AS (
+    INSERT INTO webhook_deliveries (id, event_id, account_id, kind, url, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
+    SELECT $8, $1, $2, $10, t.url, 'pending', 0, $7, $9, $7, $7 FROM target t WHERE t.url IS NOT NULL
+    RETURNING url
+  )
+  SELECT url, pg_notify('${DELIVERY_CHANNEL}', url) FROM dl`;
+
+export class EventOutbox {
+  constructor(
+    private readonly clock: Clock,
+    private readonly settings: { giveUpAfterMs: number; opsWebhookUrl?: string },
+  ) {}
+
+  /** Records a session event, and its delivery, in the caller's transaction (`manager`). */
+  async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
+    if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
+    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data);
+  }
+
+  /** Records an ops event for OPS_WEBHOOK_URL; without that URL there is nobody to tell and nothing is stored. */
+  async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
+    if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);
+    if (!this.settings.opsWebhookUrl) return null;
+    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data);
+  }
+
+  private async insert(
+    manager: EntityManager,
+    type: string,
+    accountId: string | null,
+    sessionId: string | null,
+    callbackUrl: string | null,
+    kind: 'account' | 'ops',
+    data: Record<string, unknown>,
+  ): Promise<RecordedEvent> {
+    const now = this.clock.now();
+    const eventId = randomUUID();
+    const deliveryId = randomUUID();
+    const createdAt = new Date(now);
+    const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
+    if (size > MAX_WEBHOOK_BODY_BYTES)
+      throw new WebhookBodyTooLargeError(`a ${type} webhook body would be ${size} bytes; at most ${MAX_WEBHOOK_BODY_BYTES} are sent`);
+    const rows = (await manager.query(INSERT, [
+      eventId,
+      accountId,
+      sessionId,
+      type,
+      callbackUrl,
+      JSON.stringify(data),
+      createdAt.toISOString(),
+      deliveryId,
+      new Date(now + this.settings.giveUpAfterMs).toISOString(),
+      kind,
+    ])) as Array<{ url: string }>;
+    return { eventId, deliveryId: rows.length > 0 ? deliveryId : null };
+  }
+}

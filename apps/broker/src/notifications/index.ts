@@ -1,0 +1,13 @@
+export { NotificationsModule } from './notifications.module';
+export {
+  EventOutbox,
+  MAX_WEBHOOK_BODY_BYTES,
+  WebhookBodyTooLargeError,
+  type OpsEventInput,
+  type RecordedEvent,
+  type SessionEventInput,
+} from './events/event-outbox';
+export { CallbackUrlValidator } from './targets/callback-url-validator';
+export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
+export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';
+export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookPayload } from './signature';

@@ -1,0 +1,28 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ValidationProblem } from '../../common/problem';
+import { BROKER_CONFIG, type BrokerConfig } from '../../config';
+import { callbackUrlProblem } from './target-policy';
+
+/**
+ * The registration check of callback URLs (a session's `callbackUrl`, an account's default), with the
+ * broker's WEBHOOK_ALLOW_PRIVATE_TARGETS setting. A refused URL is a 400 problem naming the field.
+ */
+@Injectable()
+export class CallbackUrlValidator {
+  private readonly allowPrivateTargets: boolean;
+
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
+    this.allowPrivateTargets = config.notifications.allowPrivateTargets;
+  }
+
+  /** Why the URL is refused, or null. */
+  problem(url: string): string | null {
+    return callbackUrlProblem(url, { allowPrivateTargets: this.allowPrivateTargets });
+  }
+
+  /** Throws a ValidationProblem naming `field` when the URL is refused. */
+  assertAcceptable(url: string, field = 'callbackUrl'): void {
+    const problem = this.problem(url);
+    if (problem) throw new ValidationProblem([{ field, message: problem }]);
+  }
+}

@@ -1,0 +1,60 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import type { Channel } from '../proxy-number.entity';
+
+export const E164 = /^\+[1-9]\d{6,14}$/;
+
+export class AddProxyNumberDto {
+  @ApiProperty({ example: 'primary' })
+  @IsString()
+  @MaxLength(32)
+  provider: string;
+
+  @ApiProperty({ example: '+2349010000011' })
+  @Matches(E164, { message: 'number must be an E.164 number, like +2348030000001' })
+  number: string;
+
+  @ApiPropertyOptional({ type: [String], enum: ['sms', 'voice'], default: ['sms', 'voice'] })
+  @IsOptional()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(2)
+  @ArrayUnique()
+  @IsIn(['sms', 'voice'], { each: true })
+  capabilities?: Channel[];
+}
+
+export class ListProxyNumbersQueryDto {
+  @ApiPropertyOptional({ example: 'primary' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  provider?: string;
+}
+
+export class ProxyNumberDto {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty()
+  provider: string;
+
+  @ApiProperty({ example: '+2349010000001' })
+  number: string;
+
+  @ApiProperty({ type: [String], enum: ['sms', 'voice'] })
+  capabilities: Channel[];
+
+  @ApiProperty()
+  enabled: boolean;
+
+  @ApiProperty({ description: 'Active sessions this number carries now.' })
+  activeSessions: number;
+
+  @ApiProperty()
+  createdAt: string;
+}
+
+export class ProxyNumberListDto {
+  @ApiProperty({ type: [ProxyNumberDto] })
+  numbers: ProxyNumberDto[];
+}

@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminTokenGuard } from '../accounts';
+import { ProblemException } from '../common/problem';
+import { AddProxyNumberDto, ListProxyNumbersQueryDto, ProxyNumberDto, ProxyNumberListDto } from './dto/proxy-number.dto';
+import { ProxyNumbersService } from './proxy-numbers.service';
+
+@ApiTags('admin')
+@ApiBearerAuth('admin-token')
+@UseGuards(AdminTokenGuard)
+@Controller('v1/admin/numbers')
+export class NumbersAdminController {
+  constructor(private readonly numbers: ProxyNumbersService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'The proxy-number pool, with how many active sessions each number carries.' })
+  @ApiOkResponse({ type: ProxyNumberListDto })
+  async list(@Query() query: ListProxyNumbersQueryDto): Promise<ProxyNumberListDto> {
+    return { numbers: await this.numbers.list(query.provider) };
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Add a number to a provider’s pool (or re-enable it).' })
+  @ApiCreatedResponse({ type: ProxyNumberDto })
+  add(@Body() body: AddProxyNumberDto): Promise<ProxyNumberDto> {
+    return this.numbers.add(body.provider, body.number, body.capabilities);
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Disable a number: no new sessions get it; sessions on it keep it until they end.' })
+  @ApiOkResponse({ type: ProxyNumberDto })
+  async disable(@Param('id', new ParseUUIDPipe({ exceptionFactory: () => notFound() })) id: string): Promise<ProxyNumberDto> {
+    const number = await this.numbers.disable(id);
+    if (!number) throw notFound();
+    return number;
+  }
+}
+
+function notFound(): ProblemException {
+  return new ProblemException(404, 'Not found', 'No proxy number with this id.', 'not-found');
+}

@@ -1,0 +1,1 @@
+export { OpsModule } from './ops.module';

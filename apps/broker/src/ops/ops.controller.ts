@@ -1,0 +1,35 @@
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ProblemException } from '../common/problem';
+import { OPS_ASSETS, OPS_CONTENT_SECURITY_POLICY, type OpsAsset } from './ops-assets';
+
+/** The live ops page: static HTML, CSS and JS that read the public CPaaS health routes. No auth, like them. */
+@ApiExcludeController()
+@Controller('ops')
+export class OpsController {
+  @Get()
+  page(@Res() response: Response): void {
+    send(response, OPS_ASSETS.page);
+  }
+
+  @Get(':asset')
+  asset(@Param('asset') name: string, @Res() response: Response): void {
+    if (name !== 'ops.css' && name !== 'ops.js') {
+      throw new ProblemException(404, 'Not found', `No ops page asset named "${name}".`, 'not-found');
+    }
+    send(response, OPS_ASSETS[name]);
+  }
+}
+
+function send(response: Response, asset: OpsAsset): void {
+  response
+    .status(200)
+    .set({
+      'Content-Type': asset.contentType,
+      'Cache-Control': 'no-cache',
+      'Content-Security-Policy': OPS_CONTENT_SECURITY_POLICY,
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(asset.body);
+}

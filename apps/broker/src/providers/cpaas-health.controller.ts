@@ -1,0 +1,82 @@
+import { Controller, Get, Query, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ProblemException } from '../common/problem';
+import { Observable, Subject, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
+import { BreakerStateStore } from './breaker-state.store';
+import { BreakerHistoryDto, BreakerHistoryQueryDto, BreakerTransitionDto, CpaasHealthDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { ProviderRegistry } from './provider-registry';
+
+/** How often the stream repeats the whole picture, so a live page sees the error rate move. */
+const STREAM_SNAPSHOT_MS = 2_000;
+
+@ApiTags('health')
+@Controller('v1/health/cpaas')
+export class CpaasHealthController implements OnModuleDestroy {
+  /** Ends every open stream when the app stops, so shutdown does not wait on live pages. */
+  private readonly closing$ = new Subject<void>();
+
+  constructor(
+    private readonly registry: ProviderRegistry,
+    private readonly store: BreakerStateStore,
+  ) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Breaker state per provider, from memory: no database query, no provider call.' })
+  @ApiOkResponse({ type: CpaasHealthDto })
+  health(): CpaasHealthDto {
+    return this.snapshot();
+  }
+
+  /**
+   * Server-Sent Events: a `snapshot` (the body of GET /v1/health/cpaas) at once and every 2 s, a
+   * `provider` event whenever a provider's breaker changes state or it is enabled/disabled, and a
+   * `transition` event for each breaker transition.
+   */
+  @Sse('stream')
+  @ApiOperation({ summary: 'Live breaker state changes (Server-Sent Events).' })
+  @ApiProduces('text/event-stream')
+  stream(): Observable<MessageEvent> {
+    const providerEvents = this.registry.names().map((name) =>
+      this.registry.health$(name).pipe(map((health): MessageEvent => ({ type: 'provider', data: ProviderHealthDto.from(health) }))),
+    );
+    const transitions = this.registry.transitions$.pipe(map((t): MessageEvent => ({ type: 'transition', data: BreakerTransitionDto.fromLive(t) })));
+    const snapshots = interval(STREAM_SNAPSHOT_MS).pipe(
+      startWith(0),
+      mergeMap(() => [{ type: 'snapshot', data: this.snapshot() } as MessageEvent]),
+    );
+    return merge(snapshots, ...providerEvents, transitions).pipe(takeUntil(this.closing$));
+  }
+
+  onModuleDestroy(): void {
+    this.closing$.next();
+    this.closing$.complete();
+  }
+
+  @Get('history')
+  @ApiOperation({ summary: 'Persisted breaker transitions, newest first.' })
+  @ApiOkResponse({ type: BreakerHistoryDto })
+  async history(@Query() query: BreakerHistoryQueryDto): Promise<BreakerHistoryDto> {
+    if (query.provider && !this.registry.has(query.provider)) {
+      throw new ProblemException(404, 'Unknown provider', `No provider named "${query.provider}".`, 'unknown-provider');
+    }
+    const limit = query.limit ?? 50;
+    const rows = await this.store.history(query.provider, limit + 1, query.cursor);
+    const page = rows.slice(0, limit);
+    return {
+      transitions: page.map((row) => ({
+        id: row.id,
+        provider: row.provider,
+        from: row.from,
+        to: row.to,
+        reason: row.reason,
+        lastError: row.lastError,
+        at: row.at.toISOString(),
+      })),
+      nextCursor: rows.length > limit ? page[page.length - 1].id : null,
+    };
+  }
+
+  private snapshot(): CpaasHealthDto {
+    return { providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p)), timestamp: new Date().toISOString() };
+  }
+}

@@ -1,0 +1,143 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import type { ProviderHealth, ProviderTransition } from '../provider-registry';
+
+export class ProviderHealthDto {
+  @ApiProperty({ example: 'primary' })
+  name: string;
+
+  @ApiProperty({ enum: ['CLOSED', 'OPEN', 'HALF_OPEN'] })
+  state: 'CLOSED' | 'OPEN' | 'HALF_OPEN';
+
+  @ApiProperty({ type: String, nullable: true, description: 'When the breaker opened; non-null only while OPEN.' })
+  openedAt: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The failure that most recently tripped the breaker.' })
+  lastError: string | null;
+
+  @ApiProperty({ description: 'Disabled by an operator (separate from the breaker).' })
+  disabled: boolean;
+
+  @ApiProperty({ description: 'When the current state was entered.' })
+  since: string;
+
+  @ApiProperty({ description: 'Why the last transition happened.' })
+  reason: string;
+
+  @ApiProperty()
+  consecutiveFailures: number;
+
+  @ApiProperty({ description: 'Calls in the sliding error-rate window (CLOSED).' })
+  windowCalls: number;
+
+  @ApiProperty()
+  windowErrorRate: number;
+
+  @ApiProperty({ description: 'Consecutive passing health checks (OPEN).' })
+  healthPasses: number;
+
+  @ApiProperty({ description: 'Probe outcomes recorded (HALF_OPEN).' })
+  probes: number;
+
+  @ApiProperty()
+  probeSuccesses: number;
+
+  static from(health: ProviderHealth): ProviderHealthDto {
+    const s = health.status;
+    return {
+      name: health.name,
+      state: s.state,
+      openedAt: s.openedAt === null ? null : new Date(s.openedAt).toISOString(),
+      lastError: s.lastError,
+      disabled: health.disabled,
+      since: new Date(s.since).toISOString(),
+      reason: s.reason,
+      consecutiveFailures: s.consecutiveFailures,
+      windowCalls: s.windowCalls,
+      windowErrorRate: s.windowErrorRate,
+      healthPasses: s.healthPasses,
+      probes: s.probes,
+      probeSuccesses: s.probeSuccesses,
+    };
+  }
+}
+
+export class CpaasHealthDto {
+  @ApiProperty({ type: [ProviderHealthDto] })
+  providers: ProviderHealthDto[];
+
+  @ApiProperty({ example: '2026-07-15T12:15:35.907Z' })
+  timestamp: string;
+}
+
+export class BreakerTransitionDto {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty()
+  provider: string;
+
+  @ApiProperty({ enum: ['CLOSED', 'OPEN', 'HALF_OPEN'] })
+  from: string;
+
+  @ApiProperty({ enum: ['CLOSED', 'OPEN', 'HALF_OPEN'] })
+  to: string;
+
+  @ApiProperty()
+  reason: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  lastError: string | null;
+
+  @ApiProperty()
+  at: string;
+
+  static fromLive(transition: ProviderTransition): Omit<BreakerTransitionDto, 'id'> {
+    return {
+      provider: transition.provider,
+      from: transition.from,
+      to: transition.to,
+      reason: transition.reason,
+      lastError: transition.lastError,
+      at: new Date(transition.at).toISOString(),
+    };
+  }
+}
+
+export class BreakerHistoryDto {
+  @ApiProperty({ type: [BreakerTransitionDto], description: 'Newest first.' })
+  transitions: BreakerTransitionDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for older transitions.' })
+  nextCursor: string | null;
+}
+
+export class BreakerHistoryQueryDto {
+  @ApiPropertyOptional({ example: 'primary' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  provider?: string;
+
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(/^\d{1,18}$/, { message: 'cursor must be a cursor returned by this route' })
+  cursor?: string;
+}
+
+export class DisableProviderDto {
+  @ApiPropertyOptional({ example: 'carrier maintenance window' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}

@@ -1,0 +1,28 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { EventOutbox } from '../notifications';
+import { BreakerStateStore } from './breaker-state.store';
+
+/** Each persisted breaker transition becomes a `provider.state_changed` webhook to OPS_WEBHOOK_URL, in the same transaction. */
+@Injectable()
+export class ProviderOpsEvents implements OnModuleInit {
+  constructor(
+    private readonly store: BreakerStateStore,
+    private readonly outbox: EventOutbox,
+  ) {}
+
+  onModuleInit(): void {
+    this.store.onTransition(async (provider, transition, manager) => {
+      await this.outbox.recordOps(manager, {
+        type: 'provider.state_changed',
+        data: {
+          provider,
+          from: transition.from,
+          to: transition.to,
+          reason: transition.reason,
+          lastError: transition.lastError,
+          at: new Date(transition.at).toISOString(),
+        },
+      });
+    });
+  }
+}

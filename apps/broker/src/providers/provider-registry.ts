@@ -1,0 +1,241 @@
+/**
+ * The providers in routing order, each with its adapter and its circuit breaker. Every provider
+ * call goes through `call()`, so its outcome feeds the provider's breaker and the metrics; new
+ * sessions ask `candidates()` which providers to try, in order.
+ */
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CircuitBreaker, telephonyPolicy, type BreakerPolicy, type BreakerSnapshot, type BreakerStatus, type BreakerTransition } from '@app/circuit-breaker';
+import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
+import { BehaviorSubject, Subject, Subscription, map, switchMap, type Observable } from 'rxjs';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import { BreakerStateStore } from './breaker-state.store';
+
+export interface ProviderHealth {
+  name: string;
+  disabled: boolean;
+  status: BreakerStatus;
+}
+
+/** A provider a new session may try, and whether that try is a HALF_OPEN probe. */
+export interface RoutingCandidate {
+  provider: CpaasProvider;
+  probe: boolean;
+}
+
+export interface ProviderTransition extends BreakerTransition {
+  provider: string;
+}
+
+interface ProviderEntry {
+  adapter: CpaasProvider;
+  /** The current breaker; replaced when another replica's state is adopted. */
+  breaker$: BehaviorSubject<CircuitBreaker>;
+  disabled$: BehaviorSubject<boolean>;
+  wiring: Subscription;
+}
+
+const STATE_GAUGE: Record<BreakerStatus['state'], number> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
+
+@Injectable()
+export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(ProviderRegistry.name);
+  private readonly entries = new Map<string, ProviderEntry>();
+  private readonly order: string[];
+  private readonly policy: BreakerPolicy;
+  private readonly transitionSubject = new Subject<ProviderTransition>();
+  /** Every breaker transition of every provider, as it happens in this process. */
+  readonly transitions$: Observable<ProviderTransition> = this.transitionSubject.asObservable();
+
+  constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly store: BreakerStateStore,
+    private readonly metrics: BrokerMetrics,
+  ) {
+    this.order = config.providers.map((p) => p.name);
+    const b = config.breaker;
+    this.policy = telephonyPolicy({
+      consecutiveFailures: b.consecutiveFailures,
+      windowMs: b.windowMs,
+      windowErrorRate: b.windowErrorRate,
+      windowMinCalls: b.windowMinCalls,
+      halfOpenAfterPasses: b.halfOpenAfterPasses,
+      halfOpenProbeShare: b.halfOpenProbeShare,
+      closeSuccessRate: b.closeSuccessRate,
+      closeAfterMs: b.closeAfterMs,
+      closeMinProbes: b.closeMinProbes,
+      slowCallMs: b.slowCallMs,
+    });
+  }
+
+  /** Restores each provider's persisted breaker and disabled flag, so a restart mid-outage stays OPEN. */
+  async onModuleInit(): Promise<void> {
+    const saved = await this.store.loadAll();
+    for (const providerConfig of this.config.providers) {
+      const adapter = createProvider(providerConfig, { timeoutMs: this.config.providerCallTimeoutMs, webhookSecret: this.config.simWebhookSecret });
+      const state = saved.get(providerConfig.name);
+      const entry: ProviderEntry = {
+        adapter,
+        breaker$: new BehaviorSubject(this.newBreaker(providerConfig.name, state?.snapshot)),
+        disabled$: new BehaviorSubject(state?.disabled ?? false),
+        wiring: new Subscription(),
+      };
+      this.entries.set(providerConfig.name, entry);
+      this.wire(providerConfig.name, entry);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const entry of this.entries.values()) {
+      entry.wiring.unsubscribe();
+      entry.breaker$.value.dispose();
+      entry.breaker$.complete();
+      entry.disabled$.complete();
+      await entry.adapter.close();
+    }
+    this.transitionSubject.complete();
+    await this.store.flush();
+  }
+
+  names(): string[] {
+    return [...this.order];
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  adapter(name: string): CpaasProvider {
+    return this.entry(name).adapter;
+  }
+
+  /**
+   * The providers a new session tries, in order, each admitted by its breaker as it is reached
+   * (admission has effects: a HALF_OPEN breaker counts towards its probe share). When no breaker
+   * admits at all, every enabled provider is tried in order anyway rather than refusing outright.
+   */
+  *candidates(): Generator<RoutingCandidate> {
+    let admittedAny = false;
+    const enabled = this.order.filter((name) => !this.entry(name).disabled$.value);
+    for (const name of enabled) {
+      const entry = this.entry(name);
+      const admission = entry.breaker$.value.admit();
+      if (!admission.admitted) continue;
+      admittedAny = true;
+      yield { provider: entry.adapter, probe: admission.probe };
+    }
+    if (admittedAny) return;
+    for (const name of enabled) yield { provider: this.entry(name).adapter, probe: false };
+  }
+
+  /** Runs one provider operation and feeds its outcome to the provider's breaker and the metrics. */
+  async call<T>(name: string, operation: ProviderOperation, probe: boolean, run: (provider: CpaasProvider) => Promise<ProviderResult<T>>): Promise<ProviderResult<T>> {
+    const entry = this.entry(name);
+    const result = await run(entry.adapter);
+    this.metrics.providerCallDuration.observe({ provider: name, operation }, result.latencyMs / 1000);
+    if (result.ok) {
+      this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
+      entry.breaker$.value.record({ kind: 'success', durationMs: result.latencyMs, probe });
+    } else {
+      const counts = result.failure.countsAgainstProvider;
+      this.metrics.providerCalls.inc({ provider: name, operation, outcome: result.failure.cause, counts_against_provider: String(counts) });
+      // A failure caused by the caller's own input says nothing about the provider's health.
+      if (counts) entry.breaker$.value.record({ kind: 'failure', reason: result.failure.reason, probe });
+    }
+    return result;
+  }
+
+  /** One health check of the provider, recorded as a health-check outcome. */
+  async healthCheck(name: string): Promise<ProviderResult<void>> {
+    const entry = this.entry(name);
+    let result: ProviderResult<void>;
+    try {
+      result = await entry.adapter.healthCheck();
+    } catch (error) {
+      result = { ok: false, latencyMs: 0, failure: { countsAgainstProvider: true, cause: 'transport', reason: `${name}: health check crashed: ${(error as Error).message}` } };
+    }
+    this.metrics.providerCallDuration.observe({ provider: name, operation: 'health' }, result.latencyMs / 1000);
+    this.metrics.healthProbes.inc({ provider: name, result: result.ok ? 'pass' : 'fail' });
+    entry.breaker$.value.record(result.ok ? { kind: 'health-pass' } : { kind: 'health-fail', reason: result.failure.reason });
+    return result;
+  }
+
+  health(name: string): ProviderHealth {
+    const entry = this.entry(name);
+    return { name, disabled: entry.disabled$.value, status: entry.breaker$.value.status() };
+  }
+
+  healthAll(): ProviderHealth[] {
+    return this.order.map((name) => this.health(name));
+  }
+
+  /** Each provider's health, on every breaker state change or enable/disable, starting with the current one. */
+  health$(name: string): Observable<ProviderHealth> {
+    const entry = this.entry(name);
+    return entry.breaker$.pipe(
+      switchMap((breaker) => breaker.state$),
+      map((status) => ({ name, disabled: entry.disabled$.value, status })),
+    );
+  }
+
+  disabled$(name: string): Observable<boolean> {
+    return this.entry(name).disabled$.asObservable();
+  }
+
+  async setDisabled(name: string, disabled: boolean, reason: string | null): Promise<void> {
+    const entry = this.entry(name);
+    await this.store.saveDisabled(name, disabled, reason);
+    this.applyDisabled(name, disabled);
+    entry.breaker$.next(entry.breaker$.value); // re-announce health with the new flag
+  }
+
+  /** Another replica changed this provider: take its breaker state and disabled flag. */
+  adopt(name: string, snapshot: BreakerSnapshot | null, disabled: boolean): void {
+    const entry = this.entries.get(name);
+    if (!entry) return;
+    this.applyDisabled(name, disabled);
+    if (snapshot) {
+      const previous = entry.breaker$.value;
+      entry.breaker$.next(this.newBreaker(name, snapshot));
+      previous.dispose();
+    } else {
+      entry.breaker$.next(entry.breaker$.value);
+    }
+  }
+
+  private applyDisabled(name: string, disabled: boolean): void {
+    const entry = this.entry(name);
+    if (entry.disabled$.value !== disabled) entry.disabled$.next(disabled);
+    this.metrics.providerDisabled.set({ provider: name }, disabled ? 1 : 0);
+  }
+
+  /** Metrics and persistence follow whichever breaker is current. */
+  private wire(name: string, entry: ProviderEntry): void {
+    this.metrics.providerDisabled.set({ provider: name }, entry.disabled$.value ? 1 : 0);
+    entry.wiring.add(entry.breaker$.pipe(switchMap((breaker) => breaker.state$)).subscribe((status) => this.metrics.breakerState.set({ provider: name }, STATE_GAUGE[status.state])));
+    entry.wiring.add(
+      entry.breaker$.pipe(switchMap((breaker) => breaker.transitions$.pipe(map((transition) => ({ breaker, transition }))))).subscribe(({ breaker, transition }) => {
+        this.metrics.breakerTransitions.inc({ provider: name, from: transition.from, to: transition.to });
+        this.logger.warn({ provider: name, from: transition.from, to: transition.to, reason: transition.reason, lastError: transition.lastError }, `provider ${name} breaker ${transition.from} → ${transition.to}: ${transition.reason}`);
+        this.store.recordTransition(name, transition, breaker.toJSON());
+        this.transitionSubject.next({ provider: name, ...transition });
+      }),
+    );
+  }
+
+  private newBreaker(name: string, snapshot: BreakerSnapshot | undefined | null): CircuitBreaker {
+    if (!snapshot) return new CircuitBreaker(this.policy);
+    try {
+      return CircuitBreaker.fromJSON(this.policy, snapshot);
+    } catch (error) {
+      this.logger.error(`provider ${name}: saved breaker state unusable (${(error as Error).message}); starting CLOSED`);
+      return new CircuitBreaker(this.policy);
+    }
+  }
+
+  private entry(name: string): ProviderEntry {
+    const entry = this.entries.get(name);
+    if (!entry) throw new Error(`unknown provider "${name}"`);
+    return entry;
+  }
+}

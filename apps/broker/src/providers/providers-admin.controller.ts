@@ -1,0 +1,45 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminTokenGuard } from '../accounts';
+import { ProblemException } from '../common/problem';
+import { CpaasHealthDto, DisableProviderDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { ProviderRegistry } from './provider-registry';
+
+@ApiTags('admin')
+@ApiBearerAuth('admin-token')
+@UseGuards(AdminTokenGuard)
+@Controller('v1/admin/providers')
+export class ProvidersAdminController {
+  constructor(private readonly registry: ProviderRegistry) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Providers in routing order, with breaker state and the disabled flag.' })
+  @ApiOkResponse({ type: CpaasHealthDto })
+  list(): CpaasHealthDto {
+    return { providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p)), timestamp: new Date().toISOString() };
+  }
+
+  @Post(':name/disable')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Take a provider out of routing by hand (its breaker keeps running).' })
+  @ApiOkResponse({ type: ProviderHealthDto })
+  async disable(@Param('name') name: string, @Body() body: DisableProviderDto): Promise<ProviderHealthDto> {
+    this.known(name);
+    await this.registry.setDisabled(name, true, body.reason ?? null);
+    return ProviderHealthDto.from(this.registry.health(name));
+  }
+
+  @Post(':name/enable')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Put a disabled provider back into routing.' })
+  @ApiOkResponse({ type: ProviderHealthDto })
+  async enable(@Param('name') name: string): Promise<ProviderHealthDto> {
+    this.known(name);
+    await this.registry.setDisabled(name, false, null);
+    return ProviderHealthDto.from(this.registry.health(name));
+  }
+
+  private known(name: string): void {
+    if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { NotificationsModule } from '../notifications';
+import { BreakerStateStore } from './breaker-state.store';
+import { CpaasHealthController } from './cpaas-health.controller';
+import { HealthProber } from './health-prober';
+import { ProviderOpsEvents } from './provider-ops-events';
+import { ProviderRegistry } from './provider-registry';
+import { ProviderStateSync } from './provider-state.sync';
+import { ProvidersAdminController } from './providers-admin.controller';
+
+@Module({
+  imports: [NotificationsModule],
+  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents],
+  controllers: [CpaasHealthController, ProvidersAdminController],
+  exports: [ProviderRegistry, BreakerStateStore, HealthProber],
+})
+export class ProvidersModule {}

@@ -1,0 +1,115 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import type { Channel } from '../../numbers/proxy-number.entity';
+import type { Session } from '../session.entity';
+
+export type PublicSessionStatus = 'active' | 'closed' | 'expired';
+
+export class SessionParticipantDto {
+  @ApiProperty({ example: '+2348030000001' })
+  number: string;
+}
+
+export class SessionDto {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty({ enum: ['voice', 'sms'] })
+  channel: Channel;
+
+  @ApiProperty({ enum: ['active', 'closed', 'expired'] })
+  status: PublicSessionStatus;
+
+  @ApiProperty({ example: 'primary', description: 'The provider the session was created on; it stays there.' })
+  provider: string;
+
+  @ApiProperty({ example: '+2349010000001' })
+  proxyNumber: string;
+
+  @ApiProperty({ type: [SessionParticipantDto] })
+  participants: SessionParticipantDto[];
+
+  @ApiProperty()
+  createdAt: string;
+
+  @ApiProperty()
+  expiresAt: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  callbackUrl: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  metadata: Record<string, unknown>;
+
+  /** A session is inactive from expiresAt on, whether or not the sweeper has marked it. */
+  static from(session: Session, now: Date = new Date()): SessionDto {
+    const status: PublicSessionStatus =
+      session.status === 'active' && session.expiresAt <= now ? 'expired' : session.status === 'pending' ? 'active' : session.status;
+    return {
+      id: session.id,
+      channel: session.channel,
+      status,
+      provider: session.provider,
+      proxyNumber: session.proxyNumber,
+      participants: session.participants.map((number) => ({ number })),
+      createdAt: session.createdAt.toISOString(),
+      expiresAt: session.expiresAt.toISOString(),
+      callbackUrl: session.callbackUrl,
+      metadata: session.metadata,
+    };
+  }
+}
+
+export class SessionListDto {
+  @ApiProperty({ type: [SessionDto], description: 'Newest first.' })
+  sessions: SessionDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  nextCursor: string | null;
+}
+
+export class ListSessionsQueryDto {
+  @ApiPropertyOptional({ enum: ['active', 'closed', 'expired'] })
+  @IsOptional()
+  @IsIn(['active', 'closed', 'expired'], { message: 'status must be active, closed or expired' })
+  status?: PublicSessionStatus;
+
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(200, { message: 'limit must be at most 200' })
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'From `nextCursor` of the previous page.' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor must be a nextCursor returned by this route' })
+  cursor?: string;
+}
+
+export class InteractionDto {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty({ enum: ['voice', 'sms'] })
+  channel: Channel;
+
+  @ApiProperty({ example: '+2348030000001' })
+  from: string;
+
+  @ApiProperty({ example: '+2348030000002' })
+  to: string;
+
+  @ApiProperty({ enum: ['pending', 'relayed', 'delivered', 'failed', 'bridged', 'completed', 'busy', 'no-answer', 'declined'] })
+  status: string;
+
+  @ApiProperty()
+  createdAt: string;
+}
+
+export class InteractionListDto {
+  @ApiProperty({ type: [InteractionDto], description: 'Oldest first.' })
+  interactions: InteractionDto[];
+}

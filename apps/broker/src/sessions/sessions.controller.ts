@@ -1,0 +1,67 @@
+import { Body, Controller, Delete, Get, Headers, Param, ParseUUIDPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
+import { ProblemException } from '../common/problem';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { CreateSessionDto } from './dto/create-session.dto';
+import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
+import { SessionsService } from './sessions.service';
+
+// Any malformed id is a session that is not there, like another account's.
+const sessionId = new ParseUUIDPipe({
+  exceptionFactory: () => new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found'),
+});
+
+@ApiTags('sessions')
+@ApiBearerAuth('api-key')
+@UseGuards(ApiKeyGuard)
+@Controller('v1/sessions')
+export class SessionsController {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly idempotency: IdempotencyService,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a session: a proxy number for two participants, on the first healthy provider.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body within 24 h replays the first answer.' })
+  @ApiCreatedResponse({ type: SessionDto })
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateSessionDto,
+    @Headers('idempotency-key') key: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<SessionDto> {
+    if (key === undefined) return this.sessions.create(principal.accountId, body);
+    return this.idempotency.run(principal.accountId, key, body, response, () => this.sessions.create(principal.accountId, body));
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List your sessions, newest first, a page at a time.' })
+  @ApiOkResponse({ type: SessionListDto })
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListSessionsQueryDto): Promise<SessionListDto> {
+    return this.sessions.list(principal.accountId, query);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Read a session.' })
+  @ApiOkResponse({ type: SessionDto })
+  get(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<SessionDto> {
+    return this.sessions.get(principal.accountId, id);
+  }
+
+  @Delete(':id')
+  @ApiOperation({ summary: 'Close a session and release its proxy number binding. Closing twice is harmless.' })
+  @ApiOkResponse({ type: SessionDto })
+  close(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<SessionDto> {
+    return this.sessions.close(principal.accountId, id);
+  }
+
+  @Get(':id/interactions')
+  @ApiOperation({ summary: 'Calls and messages relayed through the session.' })
+  @ApiOkResponse({ type: InteractionListDto })
+  async interactions(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<InteractionListDto> {
+    return { interactions: await this.sessions.interactions(principal.accountId, id) };
+  }
+}

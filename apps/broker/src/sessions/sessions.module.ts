@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { NotificationsModule } from '../notifications';
+import { ProvidersModule } from '../providers/providers.module';
+import { SessionAllocator } from './session-allocator';
+import { SessionEvents } from './session-events';
+import { SessionSweeper } from './session-sweeper';
+import { SessionsController } from './sessions.controller';
+import { SessionsService } from './sessions.service';
+
+@Module({
+  imports: [ProvidersModule, IdempotencyModule, NotificationsModule],
+  providers: [SessionsService, SessionAllocator, SessionEvents, SessionSweeper],
+  controllers: [SessionsController],
+  exports: [SessionsService, SessionEvents],
+})
+export class SessionsModule {}

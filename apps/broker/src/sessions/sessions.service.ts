@@ -1,0 +1,211 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { ProblemException } from '../common/problem';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import { ProviderRegistry } from '../providers/provider-registry';
+import { CallbackUrlValidator } from '../notifications';
+import { Interaction } from '../relay/interaction.entity';
+import { SessionEvents } from './session-events';
+import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
+import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
+import { PoolExhaustedError, SessionAllocator } from './session-allocator';
+import { Session } from './session.entity';
+
+interface Attempt {
+  provider: string;
+  outcome: string;
+}
+
+/**
+ * Creates sessions on the first provider whose breaker admits them, failing over to the next one
+ * within the same request when binding fails, and closes them. The SDK sees one answer.
+ */
+@Injectable()
+export class SessionsService {
+  private readonly logger = new Logger(SessionsService.name);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly registry: ProviderRegistry,
+    private readonly allocator: SessionAllocator,
+    private readonly events: SessionEvents,
+    private readonly metrics: BrokerMetrics,
+    private readonly callbackUrls: CallbackUrlValidator,
+  ) {}
+
+  async create(accountId: string, body: CreateSessionDto): Promise<SessionDto> {
+    if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
+    const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
+    const attempts: Attempt[] = [];
+    for (const candidate of this.registry.candidates()) {
+      const provider = candidate.provider.name;
+      let reservation: Session;
+      try {
+        reservation = await this.allocator.reserve({
+          accountId,
+          provider,
+          channel: body.channel,
+          participants,
+          ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
+          callbackUrl: body.callbackUrl ?? null,
+          metadata: body.metadata ?? {},
+        });
+      } catch (error) {
+        if (!(error instanceof PoolExhaustedError)) throw error;
+        attempts.push({ provider, outcome: 'pool exhausted' });
+        continue;
+      }
+      const bound = await this.registry.call(provider, 'bind', candidate.probe, (p) =>
+        p.bindProxy({ sessionId: reservation.id, proxyNumber: reservation.proxyNumber, participants }),
+      );
+      if (bound.ok) {
+        const session = await this.activate(reservation, bound.value.bindingId);
+        this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
+        return SessionDto.from(session);
+      }
+      await this.allocator.release(reservation.id);
+      if (!bound.failure.countsAgainstProvider) {
+        // The provider refused the request itself (say, a number it cannot serve): another provider would too.
+        throw new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider });
+      }
+      attempts.push({ provider, outcome: bound.failure.reason });
+      this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
+    }
+    throw noProvider(attempts);
+  }
+
+  async get(accountId: string, id: string): Promise<SessionDto> {
+    return SessionDto.from(await this.find(accountId, id));
+  }
+
+  async list(accountId: string, query: ListSessionsQueryDto): Promise<SessionListDto> {
+    const limit = query.limit ?? 50;
+    const qb = this.dataSource
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .where('s.accountId = :accountId', { accountId })
+      .andWhere(`s.status <> 'pending'`)
+      .orderBy('s.createdAt', 'DESC')
+      .addOrderBy('s.id', 'DESC')
+      .limit(limit + 1);
+    if (query.status === 'active') qb.andWhere(`s.status = 'active' AND s.expiresAt > now()`);
+    if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
+    if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
+    if (query.cursor) {
+      const cursor = decodeCursor(query.cursor);
+      qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: cursor.at, id: cursor.id });
+    }
+    const rows = await qb.getMany();
+    const page = rows.slice(0, limit);
+    const now = new Date();
+    return {
+      sessions: page.map((s) => SessionDto.from(s, now)),
+      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
+    };
+  }
+
+  /** Closes an active session and releases its binding; closing it again changes nothing. */
+  async close(accountId: string, id: string): Promise<SessionDto> {
+    const closed = await this.dataSource.transaction(async (manager) => {
+      const session = await manager.getRepository(Session).findOne({ where: { id, accountId }, lock: { mode: 'pessimistic_write' } });
+      if (!session || session.status === 'pending') throw notFound();
+      if (session.status !== 'active') return { session, changed: false };
+      const expired = session.expiresAt <= new Date();
+      session.status = expired ? 'expired' : 'closed';
+      session.endedAt = new Date();
+      await manager.getRepository(Session).update({ id }, { status: session.status, endedAt: session.endedAt });
+      await manager.query('UPDATE session_participants SET active = false WHERE session_id = $1', [id]);
+      await this.events.ended(manager, session, session.status);
+      return { session, changed: true };
+    });
+    if (closed.changed) await this.releaseBinding(closed.session);
+    return SessionDto.from(closed.session);
+  }
+
+  async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
+    await this.find(accountId, id);
+    const rows = await this.dataSource.getRepository(Interaction).find({ where: { sessionId: id }, order: { createdAt: 'ASC' } });
+    return rows.map((i) => ({ id: i.id, channel: i.channel, from: i.from, to: i.to, status: i.status, createdAt: i.createdAt.toISOString() }));
+  }
+
+  /** Asks the session's provider to unbind; on failure the sweeper tries again later. */
+  async releaseBinding(session: Session): Promise<boolean> {
+    if (!session.bindingId) {
+      await this.dataSource.query('UPDATE sessions SET released_at = now() WHERE id = $1 AND released_at IS NULL', [session.id]);
+      return true;
+    }
+    if (!this.registry.has(session.provider)) return false;
+    const result = await this.registry.call(session.provider, 'unbind', false, (p) =>
+      p.unbindProxy({ sessionId: session.id, proxyNumber: session.proxyNumber, bindingId: session.bindingId! }),
+    );
+    // A refusal caused by our own request (the binding is already gone) needs no retry either.
+    if (result.ok || !result.failure.countsAgainstProvider) {
+      await this.dataSource.query('UPDATE sessions SET released_at = now() WHERE id = $1', [session.id]);
+      return true;
+    }
+    this.logger.warn(`unbinding session ${session.id} on ${session.provider} failed (${result.failure.reason}); will retry`);
+    return false;
+  }
+
+  private async activate(reservation: Session, bindingId: string): Promise<Session> {
+    return this.dataSource.transaction(async (manager: EntityManager) => {
+      await manager.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [reservation.id, bindingId]);
+      const session: Session = { ...reservation, status: 'active', bindingId };
+      await this.events.created(manager, session);
+      return session;
+    });
+  }
+
+  private async find(accountId: string, id: string): Promise<Session> {
+    const session = await this.dataSource.getRepository(Session).findOne({ where: { id, accountId } });
+    // Another account's session, or one not made yet, is simply not there.
+    if (!session || session.status === 'pending') throw notFound();
+    return session;
+  }
+}
+
+function notFound(): ProblemException {
+  return new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found');
+}
+
+function noProvider(attempts: Attempt[]): ProblemException {
+  if (attempts.length === 0) {
+    return new ProblemException(503, 'No provider available', 'Every provider is disabled; no session can be created now.', 'no-provider');
+  }
+  if (attempts.every((a) => a.outcome === 'pool exhausted')) {
+    return new ProblemException(
+      503,
+      'Proxy number pool exhausted',
+      `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
+      'pool-exhausted',
+      { attempts },
+    );
+  }
+  return new ProblemException(
+    503,
+    'Every provider failed',
+    `The session could not be created: ${attempts.map((a) => `${a.provider}: ${a.outcome}`).join('; ')}.`,
+    'providers-failed',
+    { attempts },
+  );
+}
+
+function encodeCursor(session: Session): string {
+  return Buffer.from(JSON.stringify([session.createdAt.toISOString(), session.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
+    const date = new Date(at);
+    if (Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) throw new Error('bad cursor');
+    return { at: date, id };
+  } catch {
+    throw new ProblemException(400, 'Invalid request', 'cursor: must be a nextCursor returned by this route', 'validation-error', {
+      errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
+    });
+  }
+}

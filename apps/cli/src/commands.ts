@@ -1,0 +1,221 @@
+/** Every CLI command: its words, arguments, options, one-line summary, and what it does. */
+import type { ProviderHealth } from '@app/sdk';
+import type { AdminApi, ApiKeyView } from './admin-api';
+import { percent, table } from './table';
+import { UsageError } from './usage-error';
+
+export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label';
+
+export interface CommandContext {
+  api: AdminApi;
+  args: string[];
+  options: Partial<Record<CommandOption, string>>;
+  /** Print the raw JSON answers instead of text. */
+  json: boolean;
+  print(text: string): void;
+}
+
+export interface Command {
+  words: [string, string];
+  args: string[];
+  /** `args` after this many are optional. */
+  required?: number;
+  options: CommandOption[];
+  summary: string;
+  run(context: CommandContext): Promise<void>;
+}
+
+const CHANNELS = ['sms', 'voice'];
+
+function output(context: CommandContext, body: unknown, text: () => string): void {
+  context.print(context.json ? JSON.stringify(body, null, 2) : text());
+}
+
+function keyLine(key: ApiKeyView): string {
+  const label = key.label ? ` "${key.label}"` : '';
+  return `${key.id}  ${key.prefix}…${label}${key.revokedAt ? `  revoked ${key.revokedAt}` : ''}`;
+}
+
+function providerLine(provider: ProviderHealth): string {
+  return `${provider.name}: ${provider.disabled ? 'disabled' : 'enabled'} (breaker ${provider.state})`;
+}
+
+function capabilities(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  const wrong = list.filter((c) => !CHANNELS.includes(c));
+  if (list.length === 0 || wrong.length > 0) throw new UsageError(`--capabilities takes sms, voice or sms,voice (got "${value}")`);
+  return [...new Set(list)];
+}
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['accounts', 'create'],
+    args: ['name'],
+    options: ['label'],
+    summary: 'create an account and its first API key (the key is shown once)',
+    async run(context) {
+      const created = await context.api.createAccount(context.args[0], context.options.label);
+      output(context, created, () =>
+        [
+          `account  ${created.account.id}  ${created.account.name}`,
+          `key id   ${created.apiKey.id}`,
+          `api key  ${created.apiKey.key}`,
+          'Store the API key now: the broker keeps only its hash and cannot show it again.',
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    words: ['accounts', 'list'],
+    args: [],
+    options: [],
+    summary: 'list accounts with their API keys (prefixes only)',
+    async run(context) {
+      const { accounts } = await context.api.listAccounts();
+      output(context, { accounts }, () => {
+        if (accounts.length === 0) return 'No accounts.';
+        return table(
+          ['ACCOUNT', 'NAME', 'CREATED', 'ACTIVE KEYS', 'KEYS'],
+          accounts.map((a) => [
+            a.id,
+            a.name,
+            a.createdAt,
+            a.apiKeys.filter((k) => !k.revokedAt).length,
+            a.apiKeys.map((k) => `${k.prefix}…${k.revokedAt ? ' (revoked)' : ''}`).join(', '),
+          ]),
+        );
+      });
+    },
+  },
+  {
+    words: ['keys', 'create'],
+    args: ['accountId'],
+    options: ['label'],
+    summary: 'add an API key to an account (the key is shown once)',
+    async run(context) {
+      const key = await context.api.createKey(context.args[0], context.options.label);
+      output(context, key, () =>
+        [
+          `key id   ${key.id}`,
+          `api key  ${key.key}`,
+          'Store the API key now: the broker keeps only its hash and cannot show it again.',
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    words: ['keys', 'list'],
+    args: ['accountId'],
+    required: 0,
+    options: [],
+    summary: 'list API keys, of every account or of one',
+    async run(context) {
+      const { accounts } = await context.api.listAccounts();
+      const chosen = context.args[0] ? accounts.filter((a) => a.id === context.args[0]) : accounts;
+      const keys = chosen.flatMap((a) => a.apiKeys.map((k) => ({ ...k, account: a.name })));
+      output(context, { apiKeys: keys }, () =>
+        keys.length === 0
+          ? 'No API keys.'
+          : table(
+              ['KEY ID', 'ACCOUNT', 'PREFIX', 'LABEL', 'CREATED', 'REVOKED'],
+              keys.map((k) => [k.id, k.account, `${k.prefix}…`, k.label, k.createdAt, k.revokedAt]),
+            ),
+      );
+    },
+  },
+  {
+    words: ['keys', 'revoke'],
+    args: ['keyId'],
+    options: [],
+    summary: 'revoke an API key; requests with it are refused from then on',
+    async run(context) {
+      const key = await context.api.revokeKey(context.args[0]);
+      output(context, key, () => `revoked  ${keyLine(key)}`);
+    },
+  },
+  {
+    words: ['providers', 'list'],
+    args: [],
+    options: [],
+    summary: 'list providers in routing order with their breaker state',
+    async run(context) {
+      const health = await context.api.listProviders();
+      output(context, health, () =>
+        table(
+          ['PROVIDER', 'STATE', 'ROUTING', 'SINCE', 'OPENED AT', 'FAILURES', 'ERROR RATE', 'LAST ERROR'],
+          health.providers.map((p) => [
+            p.name,
+            p.state,
+            p.disabled ? 'disabled' : 'enabled',
+            p.since,
+            p.openedAt,
+            p.consecutiveFailures,
+            `${percent(p.windowErrorRate)}${typeof p.windowCalls === 'number' ? ` of ${p.windowCalls}` : ''}`,
+            p.lastError,
+          ]),
+        ),
+      );
+    },
+  },
+  {
+    words: ['providers', 'disable'],
+    args: ['name'],
+    options: ['reason'],
+    summary: 'take a provider out of routing (its breaker keeps running)',
+    async run(context) {
+      const provider = await context.api.disableProvider(context.args[0], context.options.reason);
+      output(context, provider, () => providerLine(provider));
+    },
+  },
+  {
+    words: ['providers', 'enable'],
+    args: ['name'],
+    options: [],
+    summary: 'put a disabled provider back into routing',
+    async run(context) {
+      const provider = await context.api.enableProvider(context.args[0]);
+      output(context, provider, () => providerLine(provider));
+    },
+  },
+  {
+    words: ['numbers', 'add'],
+    args: ['provider', 'number'],
+    options: ['capabilities'],
+    summary: "add an E.164 proxy number to a provider's pool (or re-enable it)",
+    async run(context) {
+      const number = await context.api.addNumber(context.args[0], context.args[1], capabilities(context.options.capabilities));
+      output(context, number, () => `added  ${number.id}  ${number.provider}  ${number.number}  ${number.capabilities.join(',')}`);
+    },
+  },
+  {
+    words: ['numbers', 'list'],
+    args: [],
+    options: ['provider'],
+    summary: 'list the proxy-number pool, with the active sessions on each number',
+    async run(context) {
+      const { numbers } = await context.api.listNumbers(context.options.provider);
+      output(context, { numbers }, () =>
+        numbers.length === 0
+          ? 'No proxy numbers.'
+          : table(
+              ['ID', 'PROVIDER', 'NUMBER', 'CAPABILITIES', 'ENABLED', 'ACTIVE SESSIONS'],
+              numbers.map((n) => [n.id, n.provider, n.number, n.capabilities.join(','), n.enabled ? 'yes' : 'no', n.activeSessions]),
+            ),
+      );
+    },
+  },
+  {
+    words: ['numbers', 'disable'],
+    args: ['id'],
+    options: [],
+    summary: 'stop giving a number to new sessions (sessions on it keep it)',
+    async run(context) {
+      const number = await context.api.disableNumber(context.args[0]);
+      output(context, number, () => `disabled  ${number.id}  ${number.provider}  ${number.number}`);
+    },
+  },
+];

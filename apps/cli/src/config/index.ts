@@ -1,0 +1,1 @@
+export { readCliEnvironment, type CliEnvironment } from './cli-environment';

@@ -1,0 +1,273 @@
+/**
+ * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on a
+ * network error, a timeout, a 5xx or a 429 with a short, bounded, jittered backoff; never on another
+ * 4xx. `createSession` sends an Idempotency-Key (a fresh UUID unless given) and reuses that same
+ * key on every retry, so a retried create never makes a second session.
+ */
+import { randomUUID } from 'node:crypto';
+import { BrokerApiError, BrokerError, BrokerNetworkError, BrokerTimeoutError } from './errors';
+import { readServerSentEvents } from './sse';
+import type { CpaasHealth, CpaasHealthEvent, CreateSessionInput, Interaction, ListSessionsQuery, Session, SessionPage } from './types';
+
+export interface BrokerClientOptions {
+  /** Where the broker is, e.g. `https://broker.example.com`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  /** Per attempt, until the response headers. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Retries after the first attempt. Default 2. */
+  retries?: number;
+  /** First backoff; it doubles per retry, with jitter, capped at 2 s. Default 200 ms. */
+  retryDelayMs?: number;
+  /** Another fetch (a proxy agent, a test double). Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's timeoutMs for this call. */
+  timeoutMs?: number;
+}
+
+export interface CreateSessionOptions extends CallOptions {
+  /** Default: a fresh UUID; pass your own to make a create safe to repeat across your own restarts. */
+  idempotencyKey?: string;
+}
+
+export interface CreatedSession extends Session {
+  /** The Idempotency-Key the create was sent with. */
+  readonly idempotencyKey: string;
+  /** True when the broker answered with the stored response of an earlier request with this key. */
+  readonly replayed: boolean;
+}
+
+export interface WatchOptions {
+  signal?: AbortSignal;
+  /** Reconnect when the stream drops (default true), as EventSource does. */
+  reconnect?: boolean;
+  /** Delay before a reconnect unless the server sent `retry:`. Default 1 000 ms. */
+  reconnectDelayMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRIES = 2;
+const DEFAULT_RETRY_DELAY_MS = 200;
+const MAX_RETRY_DELAY_MS = 2_000;
+const HEALTH_EVENTS = new Set(['snapshot', 'provider', 'transition']);
+
+interface RequestSpec {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  auth?: boolean;
+}
+
+export class BrokerClient {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor(options: BrokerClientOptions) {
+    if (!options.baseUrl) throw new TypeError('BrokerClient: baseUrl is required');
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.retries = Math.max(0, options.retries ?? DEFAULT_RETRIES);
+    this.retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async createSession(input: CreateSessionInput, options: CreateSessionOptions = {}): Promise<CreatedSession> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const response = await this.send(
+      { method: 'POST', path: '/v1/sessions', body: input, headers: { 'idempotency-key': idempotencyKey } },
+      options,
+    );
+    const session = (await response.json()) as Session;
+    return { ...session, idempotencyKey, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  async getSession(id: string, options: CallOptions = {}): Promise<Session> {
+    return this.json<Session>({ method: 'GET', path: `/v1/sessions/${encodeURIComponent(id)}` }, options);
+  }
+
+  /** Every session, page after page (one request per page, as the loop asks for more). */
+  async *listSessions(query: ListSessionsQuery = {}, options: CallOptions = {}): AsyncGenerator<Session, void, undefined> {
+    for await (const page of this.listSessionPages(query, options)) yield* page.sessions;
+  }
+
+  /** The raw pages of `GET /v1/sessions`, following `nextCursor`. */
+  async *listSessionPages(query: ListSessionsQuery = {}, options: CallOptions = {}): AsyncGenerator<SessionPage, void, undefined> {
+    let cursor: string | undefined = query.cursor;
+    do {
+      const page: SessionPage = await this.json<SessionPage>(
+        { method: 'GET', path: '/v1/sessions', query: { status: query.status, limit: query.limit, cursor } },
+        options,
+      );
+      yield page;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** Closes the session (no new relays); answers the closed session. */
+  async closeSession(id: string, options: CallOptions = {}): Promise<Session> {
+    return this.json<Session>({ method: 'DELETE', path: `/v1/sessions/${encodeURIComponent(id)}` }, options);
+  }
+
+  async listInteractions(sessionId: string, options: CallOptions = {}): Promise<Interaction[]> {
+    const body = await this.json<{ interactions: Interaction[] }>(
+      { method: 'GET', path: `/v1/sessions/${encodeURIComponent(sessionId)}/interactions` },
+      options,
+    );
+    return body.interactions;
+  }
+
+  /** The breaker state of every provider (no auth needed). */
+  async getCpaasHealth(options: CallOptions = {}): Promise<CpaasHealth> {
+    return this.json<CpaasHealth>({ method: 'GET', path: '/v1/health/cpaas', auth: false }, options);
+  }
+
+  /**
+   * `GET /v1/health/cpaas/stream` as an async iterator of typed events: a `snapshot` at once and
+   * every 2 s, `provider` on each state change, `transition` per breaker transition. Stop it with
+   * `break` (or `return()`) or by aborting `signal`. A dropped stream is reconnected, after the
+   * server's `retry:` delay; a refused one (4xx) throws.
+   */
+  async *watchCpaasHealth(options: WatchOptions = {}): AsyncGenerator<CpaasHealthEvent, void, undefined> {
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(options.signal?.reason);
+    if (options.signal?.aborted) return;
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let delayMs = options.reconnectDelayMs ?? 1_000;
+    let failedReconnects = 0;
+    try {
+      for (;;) {
+        let received = false;
+        try {
+          const response = await this.send(
+            { method: 'GET', path: '/v1/health/cpaas/stream', auth: false, headers: { accept: 'text/event-stream' } },
+            { signal: stop.signal, retries: 0, bodyOutlivesTimeout: true },
+          );
+          if (!response.body) throw new BrokerNetworkError('The health stream has no body');
+          for await (const message of readServerSentEvents(response.body, stop.signal)) {
+            if (message.retry !== undefined) delayMs = message.retry;
+            if (!HEALTH_EVENTS.has(message.event)) continue;
+            received = true;
+            failedReconnects = 0;
+            yield { type: message.event, data: JSON.parse(message.data) as unknown } as CpaasHealthEvent;
+          }
+        } catch (error) {
+          if (stop.signal.aborted) return;
+          const transient = error instanceof BrokerNetworkError || error instanceof BrokerTimeoutError || isRetryableApiError(error);
+          if (!transient || options.reconnect === false || (!received && ++failedReconnects > this.retries)) throw error;
+        }
+        if (stop.signal.aborted || options.reconnect === false) return;
+        await sleep(delayMs, stop.signal);
+        if (stop.signal.aborted) return;
+      }
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      stop.abort();
+    }
+  }
+
+  private async json<T>(spec: RequestSpec, options: CallOptions): Promise<T> {
+    const response = await this.send(spec, options);
+    return (await response.json()) as T;
+  }
+
+  /** One logical call: attempts with timeout and backoff until a 2xx, a final error, or the caller aborts. */
+  private async send(spec: RequestSpec, options: CallOptions & { retries?: number; bodyOutlivesTimeout?: boolean }): Promise<Response> {
+    const url = this.url(spec);
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const retries = options.retries ?? this.retries;
+    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    if (spec.auth !== false) headers.authorization = `Bearer ${this.apiKey}`;
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    if (body !== undefined) headers['content-type'] = 'application/json';
+
+    for (let attempt = 0; ; attempt++) {
+      let failure: BrokerError;
+      let retryAfterMs: number | undefined;
+      const timer = new AbortController();
+      const timeout = setTimeout(() => timer.abort(), timeoutMs);
+      const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
+      try {
+        const response = await this.fetchImpl(url, { method: spec.method, headers, body, signal, redirect: 'error' });
+        // A stream may run for hours; a plain body is read under the same timer.
+        if (options.bodyOutlivesTimeout && response.ok) {
+          clearTimeout(timeout);
+          return response;
+        }
+        if (response.ok) return await buffered(response);
+        const error = await BrokerApiError.fromResponse(response);
+        if (!error.retryable) throw error;
+        failure = error;
+        retryAfterMs = retryAfter(response.headers.get('retry-after'));
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (error instanceof BrokerApiError) throw error;
+        failure = timer.signal.aborted ? new BrokerTimeoutError(timeoutMs) : new BrokerNetworkError(unreachable(error), { cause: error });
+      } finally {
+        clearTimeout(timeout);
+      }
+      if (attempt >= retries) throw failure;
+      await sleep(retryAfterMs ?? this.backoff(attempt), options.signal);
+      if (options.signal?.aborted) throw options.signal.reason;
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const ceiling = Math.min(MAX_RETRY_DELAY_MS, this.retryDelayMs * 2 ** attempt);
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  }
+
+  private url(spec: RequestSpec): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) params.set(name, String(value));
+    const query = params.toString();
+    return `${this.baseUrl}${spec.path}${query ? `?${query}` : ''}`;
+  }
+}
+
+/** Reads the body while the attempt's timer still runs, so a stalled body counts as a timeout too. */
+async function buffered(response: Response): Promise<Response> {
+  const text = await response.text();
+  const empty = response.status === 204 || response.status === 205 || response.status === 304;
+  return new Response(empty ? null : text, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+function isRetryableApiError(error: unknown): boolean {
+  return error instanceof BrokerApiError && error.retryable;
+}
+
+/** Retry-After in seconds, honoured up to the backoff cap. */
+function retryAfter(value: string | null): number | undefined {
+  if (!value || !/^\d+$/.test(value)) return undefined;
+  return Math.min(Number(value) * 1000, MAX_RETRY_DELAY_MS);
+}
+
+function unreachable(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (cause?.code) return `Cannot reach the broker (${cause.code})`;
+  return `Cannot reach the broker: ${cause?.message ?? (error instanceof Error ? error.message : String(error))}`;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,162 @@
+/**
+ * Everything the client throws is a BrokerError. An answer from the broker that is not a success
+ * is a BrokerApiError built from its problem+json body (a subclass per family of status, and a
+ * `kind` to switch on); not getting an answer is a BrokerNetworkError or a BrokerTimeoutError.
+ */
+import type { ProblemDetails, ProblemFieldError } from './types';
+
+export type BrokerApiErrorKind =
+  'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'server' | 'client';
+
+export class BrokerError extends Error {
+  override readonly name: string = 'BrokerError';
+}
+
+export class BrokerApiError extends BrokerError {
+  override readonly name: string = 'BrokerApiError';
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string;
+  /** For a validation problem: one entry per bad field. */
+  readonly errors: ProblemFieldError[];
+  /** Set on a 5xx the broker did not mean to send: quote it when reporting. */
+  readonly errorId?: string;
+  readonly kind: BrokerApiErrorKind;
+  /** The problem as received (extension members included). */
+  readonly problem: ProblemDetails;
+
+  constructor(problem: ProblemDetails) {
+    super(problem.detail ? `${problem.title}: ${problem.detail}` : problem.title);
+    this.problem = problem;
+    this.status = problem.status;
+    this.type = problem.type;
+    this.title = problem.title;
+    this.detail = problem.detail ?? '';
+    this.errors = problem.errors ?? [];
+    this.errorId = problem.errorId;
+    this.kind = kindOf(problem.status);
+  }
+
+  /** True when retrying the same request may succeed (5xx, 429). */
+  get retryable(): boolean {
+    return this.status >= 500 || this.status === 429;
+  }
+
+  /** Reads a failed response's body into the matching error class; a body that is no problem still gives one. */
+  static async fromResponse(response: Response): Promise<BrokerApiError> {
+    const text = await response.text().catch(() => '');
+    return createApiError(toProblem(response.status, response.statusText, text));
+  }
+}
+
+/** 400 and 422: the request itself is wrong (see `errors`), including an Idempotency-Key reused with another body. */
+export class BrokerValidationError extends BrokerApiError {
+  override readonly name: string = 'BrokerValidationError';
+}
+/** 401 and 403: the API key (or admin token) is missing, unknown, revoked or not allowed. */
+export class BrokerAuthError extends BrokerApiError {
+  override readonly name: string = 'BrokerAuthError';
+}
+export class BrokerNotFoundError extends BrokerApiError {
+  override readonly name: string = 'BrokerNotFoundError';
+}
+export class BrokerConflictError extends BrokerApiError {
+  override readonly name: string = 'BrokerConflictError';
+}
+export class BrokerRateLimitError extends BrokerApiError {
+  override readonly name: string = 'BrokerRateLimitError';
+}
+/** 5xx, 503 included: every provider failed, the proxy-number pool is exhausted, or the broker failed. */
+export class BrokerServerError extends BrokerApiError {
+  override readonly name: string = 'BrokerServerError';
+}
+
+/** The broker could not be reached, or the connection broke before an answer. */
+export class BrokerNetworkError extends BrokerError {
+  override readonly name: string = 'BrokerNetworkError';
+}
+
+/** No answer within the call's timeout. */
+export class BrokerTimeoutError extends BrokerError {
+  override readonly name: string = 'BrokerTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`No answer from the broker within ${timeoutMs} ms`);
+  }
+}
+
+export function isBrokerApiError(error: unknown): error is BrokerApiError {
+  return error instanceof BrokerApiError;
+}
+
+function kindOf(status: number): BrokerApiErrorKind {
+  if (status === 400 || status === 422) return 'validation';
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status === 429) return 'rate_limited';
+  if (status === 503) return 'unavailable';
+  if (status >= 500) return 'server';
+  return 'client';
+}
+
+export function createApiError(problem: ProblemDetails): BrokerApiError {
+  switch (kindOf(problem.status)) {
+    case 'validation':
+      return new BrokerValidationError(problem);
+    case 'unauthorized':
+    case 'forbidden':
+      return new BrokerAuthError(problem);
+    case 'not_found':
+      return new BrokerNotFoundError(problem);
+    case 'conflict':
+      return new BrokerConflictError(problem);
+    case 'rate_limited':
+      return new BrokerRateLimitError(problem);
+    case 'unavailable':
+    case 'server':
+      return new BrokerServerError(problem);
+    default:
+      return new BrokerApiError(problem);
+  }
+}
+
+/** A problem+json body as it is; anything else (a proxy's HTML page, an empty body) becomes a minimal problem. */
+function toProblem(status: number, statusText: string, text: string): ProblemDetails {
+  const parsed = parseJson(text);
+  if (isRecord(parsed) && typeof parsed.title === 'string') {
+    return {
+      ...parsed,
+      type: typeof parsed.type === 'string' ? parsed.type : 'about:blank',
+      title: parsed.title,
+      status: typeof parsed.status === 'number' ? parsed.status : status,
+      detail: typeof parsed.detail === 'string' ? parsed.detail : undefined,
+      errors: Array.isArray(parsed.errors) ? parsed.errors.filter(isFieldError) : undefined,
+      errorId: typeof parsed.errorId === 'string' ? parsed.errorId : undefined,
+    };
+  }
+  const snippet = text.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return {
+    type: 'about:blank',
+    title: statusText || `HTTP ${status}`,
+    status,
+    detail: snippet ? `The broker answered ${status} without a problem body: ${snippet}` : `The broker answered ${status}.`,
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isFieldError(value: unknown): value is ProblemFieldError {
+  return isRecord(value) && typeof value.field === 'string' && typeof value.message === 'string';
+}

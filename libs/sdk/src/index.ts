@@ -1,0 +1,51 @@
+export {
+  BrokerClient,
+  type BrokerClientOptions,
+  type CallOptions,
+  type CreateSessionOptions,
+  type CreatedSession,
+  type WatchOptions,
+} from './client';
+export {
+  BrokerApiError,
+  BrokerAuthError,
+  BrokerConflictError,
+  BrokerError,
+  BrokerNetworkError,
+  BrokerNotFoundError,
+  BrokerRateLimitError,
+  BrokerServerError,
+  BrokerTimeoutError,
+  BrokerValidationError,
+  isBrokerApiError,
+  type BrokerApiErrorKind,
+} from './errors';
+export { ServerSentEventParser, readServerSentEvents, type ServerSentEvent } from './sse';
+export type {
+  BreakerState,
+  BreakerTransition,
+  Channel,
+  CpaasHealth,
+  CpaasHealthEvent,
+  CreateSessionInput,
+  Interaction,
+  ListSessionsQuery,
+  Participant,
+  ProblemDetails,
+  ProblemFieldError,
+  ProviderHealth,
+  Session,
+  SessionPage,
+  SessionStatus,
+} from './types';
+export {
+  WebhookVerificationError,
+  signWebhook,
+  verifyWebhook,
+  type SignWebhookInput,
+  type VerifiedWebhook,
+  type VerifyWebhookInput,
+  type WebhookHeaders,
+  type WebhookSecret,
+  type WebhookVerificationFailure,
+} from './webhooks';

@@ -1,0 +1,157 @@
+/**
+ * The operator CLI against the running broker: accounts and keys (a revoked key stops working),
+ * providers (disable shows in the state table and in routing), proxy numbers, and problems from the
+ * broker as one line with exit code 1. Most commands run in-process; the last test runs
+ * `npm run broker -- …` as an operator types it, settings from the environment.
+ */
+import { jest } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { runCli } from '../apps/cli/src/cli';
+import { startBroker, type BrokerHarness } from './support/broker-harness';
+
+// Generous bounds for a loaded 2-core CI machine; nothing here asserts a duration.
+jest.setTimeout(60_000);
+
+const API_KEY = 'cli-e2e-api-key-0001';
+const ADMIN_TOKEN = 'cli-e2e-admin-token-0001';
+
+interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+describe('operator CLI against the running broker', () => {
+  let broker: BrokerHarness;
+
+  async function cli(...argv: string[]): Promise<CliResult> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(
+      argv,
+      { url: broker.url, adminToken: ADMIN_TOKEN },
+      { stdout: (t) => out.push(t), stderr: (t) => err.push(t) },
+    );
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  }
+
+  async function json<T>(...argv: string[]): Promise<T> {
+    const result = await cli(...argv, '--json');
+    expect(result).toMatchObject({ code: 0, err: '' });
+    return JSON.parse(result.out) as T;
+  }
+
+  async function sessionStatus(apiKey: string): Promise<number> {
+    const res = await fetch(`${broker.url}/v1/sessions?limit=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+    return res.status;
+  }
+
+  beforeAll(async () => {
+    broker = await startBroker({ BROKER_API_KEY: API_KEY, ADMIN_TOKEN });
+  });
+  afterAll(() => broker?.close());
+
+  it('creates an account whose key works, adds a second key, lists them, and revokes one', async () => {
+    const created = await cli('accounts', 'create', 'acme rides', '--label', 'backend');
+    expect(created.code).toBe(0);
+    const key = /api key {2}(\S+)/.exec(created.out)?.[1];
+    const accountId = /account {2}(\S+)/.exec(created.out)?.[1];
+    expect(key).toBeDefined();
+    expect(created.out).toContain('acme rides');
+    expect(await sessionStatus(key!)).toBe(200);
+
+    const second = await json<{ id: string; key: string; accountId: string }>('keys', 'create', accountId!, '--label', 'ci');
+    expect(second.accountId).toBe(accountId);
+    expect(await sessionStatus(second.key)).toBe(200);
+
+    const listed = await cli('accounts', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.out.split('\n')[0]).toMatch(/^ACCOUNT\s+NAME\s+CREATED\s+ACTIVE KEYS\s+KEYS$/);
+    expect(listed.out).toMatch(new RegExp(`${accountId}\\s+acme rides\\s+\\S+\\s+2\\s`));
+
+    const keys = await cli('keys', 'list', accountId!);
+    expect(keys.out).toContain(second.id);
+    expect(keys.out.split('\n')).toHaveLength(3);
+
+    const revoked = await cli('keys', 'revoke', second.id);
+    expect(revoked).toMatchObject({ code: 0, err: '' });
+    expect(revoked.out).toContain(`revoked  ${second.id}`);
+    expect(await sessionStatus(second.key)).toBe(401);
+    expect(await sessionStatus(key!)).toBe(200);
+  });
+
+  it('lists providers with their breaker state, and disables and enables one', async () => {
+    const listed = await cli('providers', 'list');
+    expect(listed.code).toBe(0);
+    const [header, primary, failover] = listed.out.split('\n');
+    expect(header).toMatch(/^PROVIDER\s+STATE\s+ROUTING\s+SINCE\s+OPENED AT\s+FAILURES\s+ERROR RATE\s+LAST ERROR$/);
+    expect(primary).toMatch(/^primary\s+CLOSED\s+enabled\s/);
+    expect(failover).toMatch(/^failover\s+CLOSED\s+enabled\s/);
+
+    const disabled = await cli('providers', 'disable', 'primary', '--reason', 'carrier maintenance');
+    expect(disabled).toEqual({ code: 0, out: 'primary: disabled (breaker CLOSED)', err: '' });
+    expect((await cli('providers', 'list')).out).toMatch(/\nprimary\s+CLOSED\s+disabled\s/);
+    const health = (await (await fetch(`${broker.url}/v1/health/cpaas`)).json()) as {
+      providers: Array<{ name: string; disabled: boolean }>;
+    };
+    expect(health.providers.find((p) => p.name === 'primary')?.disabled).toBe(true);
+
+    const enabled = await cli('providers', 'enable', 'primary');
+    expect(enabled).toEqual({ code: 0, out: 'primary: enabled (breaker CLOSED)', err: '' });
+  });
+
+  it('adds proxy numbers and lists the pool, per provider', async () => {
+    const added = await cli('numbers', 'add', 'failover', '+2349020009901', '--capabilities', 'sms');
+    expect(added.code).toBe(0);
+    expect(added.out).toMatch(/^added {2}\S+ {2}failover {2}\+2349020009901 {2}sms$/);
+
+    const listed = await cli('numbers', 'list', '--provider', 'failover');
+    expect(listed.code).toBe(0);
+    const lines = listed.out.split('\n');
+    expect(lines[0]).toMatch(/^ID\s+PROVIDER\s+NUMBER\s+CAPABILITIES\s+ENABLED\s+ACTIVE SESSIONS$/);
+    expect(lines.slice(1).every((line) => /^\S+\s+failover\s/.test(line))).toBe(true);
+    expect(listed.out).toMatch(/\+2349020009901\s+sms\s+yes\s+0/);
+
+    const pool = await json<{ numbers: Array<{ id: string; number: string }> }>('numbers', 'list');
+    const id = pool.numbers.find((n) => n.number === '+2349020009901')!.id;
+    expect((await cli('numbers', 'disable', id)).out).toContain(`disabled  ${id}`);
+    expect((await cli('numbers', 'list', '--provider', 'failover')).out).toMatch(/\+2349020009901\s+sms\s+no\s/);
+  });
+
+  it('prints the broker’s problem detail on one line, with exit code 1', async () => {
+    expect(await cli('providers', 'disable', 'nope')).toEqual({
+      code: 1,
+      out: '',
+      err: 'broker: No provider named "nope". (404 Unknown provider)',
+    });
+    const badNumber = await cli('numbers', 'add', 'primary', '12345');
+    expect(badNumber.code).toBe(1);
+    expect(badNumber.err).toMatch(/^broker: number: .*E\.164.* \(400 [^)]+\)$/);
+    expect((await cli('keys', 'revoke', '7f1d5c0a-0000-4000-8000-000000000000')).code).toBe(1);
+
+    const wrongToken = await runCli(
+      ['accounts', 'list'],
+      { url: broker.url, adminToken: 'not-the-admin-token' },
+      { stdout: () => undefined, stderr: () => undefined },
+    );
+    expect(wrongToken).toBe(1);
+  });
+
+  it('runs as `npm run broker -- <command>`, reading BROKER_URL and ADMIN_TOKEN', async () => {
+    const result = await new Promise<CliResult>((done, fail) => {
+      const child = spawn('npm', ['run', '--silent', 'broker', '--', 'providers', 'list'], {
+        env: { ...process.env, BROKER_URL: broker.url, ADMIN_TOKEN },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      child.once('error', fail);
+      child.once('close', (code) => done({ code: code ?? -1, out, err }));
+    });
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^PROVIDER\s+STATE/);
+    expect(result.out).toMatch(/\nprimary\s+CLOSED\s+enabled/);
+  }, 240_000);
+});
