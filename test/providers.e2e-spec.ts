@@ -108,10 +108,14 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
     await probeRounds(broker, 5);
     expect((await primary(broker)).state).toBe('HALF_OPEN');
     // Health checks keep counting as probes; the close gate needs 3 of them and 400 ms in HALF_OPEN.
-    await eventually(async () => {
-      await probeRounds(broker, 1);
-      return (await primary(broker)).state === 'CLOSED';
-    }, 100, 50);
+    await eventually(
+      async () => {
+        await probeRounds(broker, 1);
+        return (await primary(broker)).state === 'CLOSED';
+      },
+      100,
+      50,
+    );
     expect(await primary(broker)).toMatchObject({ state: 'CLOSED', openedAt: null, consecutiveFailures: 0 });
     expect((await createWith(broker, 'ok')).provider).toBe('primary');
   });
@@ -132,7 +136,9 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
     expect(res.text).toContain('cpaas_breaker_state{provider="primary"} 0');
     expect(res.text).toContain('cpaas_breaker_state{provider="failover"} 0');
     expect(res.text).toMatch(/cpaas_breaker_transitions_total\{provider="primary",from="CLOSED",to="OPEN"\} 1/);
-    expect(res.text).toMatch(/cpaas_provider_calls_total\{provider="primary",operation="bind",outcome="transport",counts_against_provider="true"\} \d+/);
+    expect(res.text).toMatch(
+      /cpaas_provider_calls_total\{provider="primary",operation="bind",outcome="transport",counts_against_provider="true"\} \d+/,
+    );
     expect(res.text).toMatch(/cpaas_health_probes_total\{provider="primary",result="pass"\} \d+/);
     expect(res.text).toContain('cpaas_provider_call_duration_seconds_bucket');
   });
@@ -140,7 +146,11 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
   it('lets an operator disable and enable a provider, separately from its breaker', async () => {
     const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
     await request(broker.url).post('/v1/admin/providers/primary/disable').send({ reason: 'maintenance' }).expect(401);
-    const disabled = await request(broker.url).post('/v1/admin/providers/primary/disable').set(auth).send({ reason: 'maintenance' }).expect(200);
+    const disabled = await request(broker.url)
+      .post('/v1/admin/providers/primary/disable')
+      .set(auth)
+      .send({ reason: 'maintenance' })
+      .expect(200);
     expect(disabled.body).toMatchObject({ name: 'primary', state: 'CLOSED', disabled: true });
     expect((await primary(broker)).disabled).toBe(true);
     expect((await createWith(broker, 'ok')).provider).toBe('failover');
@@ -218,7 +228,9 @@ describe('GET /v1/health/cpaas is served from memory', () => {
     await admin.connect();
     try {
       await admin.query(`ALTER DATABASE ${broker.db.name} ALLOW_CONNECTIONS false`);
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [broker.db.name]);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+        broker.db.name,
+      ]);
       await request(broker.url).get('/health/ready').expect(503);
       const res = await request(broker.url).get('/v1/health/cpaas').expect(200);
       expect(res.body.providers[0]).toMatchObject({ name: 'primary', state: 'CLOSED' });

@@ -11,7 +11,10 @@ import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './supp
 import { TEST_WEBHOOK_SECRET, startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 import { clearSimCalls, setFault, simCalls, simInbound } from './support/sim-control';
 
-async function interactions(broker: BrokerHarness, sessionId: string): Promise<Array<{ channel: string; from: string; to: string; status: string }>> {
+async function interactions(
+  broker: BrokerHarness,
+  sessionId: string,
+): Promise<Array<{ channel: string; from: string; to: string; status: string }>> {
   const res = await request(broker.url).get(`/v1/sessions/${sessionId}/interactions`).set('authorization', `Bearer ${API_KEY}`).expect(200);
   return res.body.interactions;
 }
@@ -39,14 +42,21 @@ describe('relay', () => {
     const session = (await createSession(broker.url, sessionBody([rider, driver])).expect(201)).body;
     await clearSimCalls(broker.sim.url, 'primary');
 
-    const answer = await simInbound(broker.sim.url, 'primary', { channel: 'sms', from: rider, to: session.proxyNumber, text: 'I am at the gate' });
+    const answer = await simInbound(broker.sim.url, 'primary', {
+      channel: 'sms',
+      from: rider,
+      to: session.proxyNumber,
+      text: 'I am at the gate',
+    });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ result: 'relayed' });
 
     const sent = await simCalls(broker.sim.url, 'primary', 'sms');
     expect(sent).toHaveLength(1);
     expect(sent[0]).toMatchObject({ from: session.proxyNumber, to: driver, text: 'I am at the gate' });
-    expect(await interactions(broker, session.id)).toEqual([expect.objectContaining({ channel: 'sms', from: rider, to: driver, status: 'relayed' })]);
+    expect(await interactions(broker, session.id)).toEqual([
+      expect.objectContaining({ channel: 'sms', from: rider, to: driver, status: 'relayed' }),
+    ]);
   });
 
   it('relays through the session’s own provider', async () => {
@@ -73,22 +83,41 @@ describe('relay', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ action: 'bridge', to: callee, callerId: session.proxyNumber });
     expect(await simCalls(broker.sim.url, 'primary', 'call')).toEqual([expect.objectContaining({ from: session.proxyNumber, to: callee })]);
-    expect(await interactions(broker, session.id)).toEqual([expect.objectContaining({ channel: 'voice', from: caller, to: callee, status: 'completed' })]);
+    expect(await interactions(broker, session.id)).toEqual([
+      expect.objectContaining({ channel: 'voice', from: caller, to: callee, status: 'completed' }),
+    ]);
   });
 
   it('refuses an unsigned or forged webhook with 401 and relays nothing', async () => {
     const [a, b] = freshPair();
     const session = (await createSession(broker.url, sessionBody([a, b])).expect(201)).body;
     await clearSimCalls(broker.sim.url, 'primary');
-    const body = JSON.stringify({ eventId: 'evt-forged-1', messageId: 'm-1', from: a, to: session.proxyNumber, text: 'hi', at: new Date().toISOString() });
+    const body = JSON.stringify({
+      eventId: 'evt-forged-1',
+      messageId: 'm-1',
+      from: a,
+      to: session.proxyNumber,
+      text: 'hi',
+      at: new Date().toISOString(),
+    });
 
     const unsigned = await request(broker.url).post('/v1/providers/primary/inbound/sms').set('content-type', 'application/json').send(body);
     expect(unsigned.status).toBe(401);
     expect(unsigned.headers['content-type']).toMatch(/^application\/problem\+json/);
     const forged = signSimWebhook('not-the-secret', body, Math.floor(Date.now() / 1000));
-    await request(broker.url).post('/v1/providers/primary/inbound/sms').set(forged).set('content-type', 'application/json').send(body).expect(401);
+    await request(broker.url)
+      .post('/v1/providers/primary/inbound/sms')
+      .set(forged)
+      .set('content-type', 'application/json')
+      .send(body)
+      .expect(401);
     const stale = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000) - 3600);
-    await request(broker.url).post('/v1/providers/primary/inbound/sms').set(stale).set('content-type', 'application/json').send(body).expect(401);
+    await request(broker.url)
+      .post('/v1/providers/primary/inbound/sms')
+      .set(stale)
+      .set('content-type', 'application/json')
+      .send(body)
+      .expect(401);
 
     expect(await simCalls(broker.sim.url, 'primary', 'sms')).toEqual([]);
     expect(await interactions(broker, session.id)).toEqual([]);
@@ -98,10 +127,22 @@ describe('relay', () => {
     const [a, b] = freshPair();
     const session = (await createSession(broker.url, sessionBody([a, b])).expect(201)).body;
     await clearSimCalls(broker.sim.url, 'primary');
-    const body = JSON.stringify({ eventId: 'evt-dup-1', messageId: 'm-dup-1', from: a, to: session.proxyNumber, text: 'once', at: new Date().toISOString() });
+    const body = JSON.stringify({
+      eventId: 'evt-dup-1',
+      messageId: 'm-dup-1',
+      from: a,
+      to: session.proxyNumber,
+      text: 'once',
+      at: new Date().toISOString(),
+    });
     for (let i = 0; i < 2; i++) {
       const headers = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000));
-      await request(broker.url).post('/v1/providers/primary/inbound/sms').set(headers).set('content-type', 'application/json').send(body).expect(200);
+      await request(broker.url)
+        .post('/v1/providers/primary/inbound/sms')
+        .set(headers)
+        .set('content-type', 'application/json')
+        .send(body)
+        .expect(200);
     }
     expect(await simCalls(broker.sim.url, 'primary', 'sms')).toHaveLength(1);
     expect(await interactions(broker, session.id)).toHaveLength(1);
@@ -110,7 +151,11 @@ describe('relay', () => {
   it('answers a bad webhook body with a 400 problem naming the field', async () => {
     const body = JSON.stringify({ eventId: 'evt-bad-1', from: 'nobody', at: 'x' });
     const headers = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000));
-    const res = await request(broker.url).post('/v1/providers/primary/inbound/sms').set(headers).set('content-type', 'application/json').send(body);
+    const res = await request(broker.url)
+      .post('/v1/providers/primary/inbound/sms')
+      .set(headers)
+      .set('content-type', 'application/json')
+      .send(body);
     expect(res.status).toBe(400);
     expect(res.body.errors.length).toBeGreaterThan(0);
   });
@@ -137,7 +182,12 @@ describe('relay', () => {
     // Earlier tests' failures may have opened the primary's breaker: follow the session's provider.
     const session = (await createSession(broker.url, sessionBody([a, b])).expect(201)).body;
     await setFault(broker.sim.url, session.provider, { mode: 'error' });
-    const queued = await simInbound(broker.sim.url, session.provider, { channel: 'sms', from: a, to: session.proxyNumber, text: 'too late' });
+    const queued = await simInbound(broker.sim.url, session.provider, {
+      channel: 'sms',
+      from: a,
+      to: session.proxyNumber,
+      text: 'too late',
+    });
     expect(queued.body).toMatchObject({ result: 'queued' });
     await setFault(broker.sim.url, session.provider, { mode: 'ok' });
     await request(broker.url).delete(`/v1/sessions/${session.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200);
@@ -150,7 +200,12 @@ describe('relay', () => {
   });
 
   it('rejects a sender with no active session by default', async () => {
-    const res = await simInbound(broker.sim.url, 'primary', { channel: 'sms', from: '+2348099999999', to: '+2349010000001', text: 'hello?' });
+    const res = await simInbound(broker.sim.url, 'primary', {
+      channel: 'sms',
+      from: '+2348099999999',
+      to: '+2349010000001',
+      text: 'hello?',
+    });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ title: 'No active session' });
   });

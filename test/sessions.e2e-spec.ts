@@ -52,7 +52,11 @@ describe('sessions API', () => {
       ['a number that is not E.164', { participants: [{ number: '08030000001' }, { number: '+2348030009999' }] }, 'participants[0].number'],
       ['identical participants', { participants: [{ number: '+2348030009998' }, { number: '+2348030009998' }] }, 'participants'],
       ['one participant', { participants: [{ number: '+2348030009997' }] }, 'participants'],
-      ['three participants', { participants: [{ number: '+2348030009991' }, { number: '+2348030009992' }, { number: '+2348030009993' }] }, 'participants'],
+      [
+        'three participants',
+        { participants: [{ number: '+2348030009991' }, { number: '+2348030009992' }, { number: '+2348030009993' }] },
+        'participants',
+      ],
       ['a ttl under a minute', { ttlSeconds: 10 }, 'ttlSeconds'],
       ['a ttl over 7 days', { ttlSeconds: 7 * 24 * 3600 + 1 }, 'ttlSeconds'],
       ['an unknown field', { colour: 'blue' }, 'colour'],
@@ -79,7 +83,7 @@ describe('sessions API', () => {
   });
 
   describe('read, list and tenancy', () => {
-    it("shows a session to its own account only: any other account gets 404 and never sees it listed", async () => {
+    it('shows a session to its own account only: any other account gets 404 and never sees it listed', async () => {
       const mine = (await createSession(broker.url, sessionBody(freshPair())).expect(201)).body;
       const auth = (key: string) => ({ authorization: `Bearer ${key}` });
       await request(broker.url).get(`/v1/sessions/${mine.id}`).set(auth(API_KEY)).expect(200);
@@ -110,11 +114,20 @@ describe('sessions API', () => {
       } while (cursor);
       expect(seen).toEqual([...made].reverse());
 
-      const closed = await request(broker.url).get('/v1/sessions?status=closed').set('authorization', `Bearer ${OTHER_API_KEY}`).expect(200);
+      const closed = await request(broker.url)
+        .get('/v1/sessions?status=closed')
+        .set('authorization', `Bearer ${OTHER_API_KEY}`)
+        .expect(200);
       expect(closed.body.sessions.map((s: { id: string }) => s.id)).toEqual([made[0]]);
-      const active = await request(broker.url).get('/v1/sessions?status=active').set('authorization', `Bearer ${OTHER_API_KEY}`).expect(200);
+      const active = await request(broker.url)
+        .get('/v1/sessions?status=active')
+        .set('authorization', `Bearer ${OTHER_API_KEY}`)
+        .expect(200);
       expect(active.body.sessions).toHaveLength(4);
-      const bad = await request(broker.url).get('/v1/sessions?status=gone&limit=0').set('authorization', `Bearer ${OTHER_API_KEY}`).expect(400);
+      const bad = await request(broker.url)
+        .get('/v1/sessions?status=gone&limit=0')
+        .set('authorization', `Bearer ${OTHER_API_KEY}`)
+        .expect(400);
       expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['limit', 'status']);
       await request(broker.url).get('/v1/sessions?cursor=bogus').set('authorization', `Bearer ${OTHER_API_KEY}`).expect(400);
     });
@@ -139,7 +152,12 @@ describe('sessions API', () => {
       const body = sessionBody(freshPair());
       const first = await createSession(broker.url, body, API_KEY, 'idem-replay-1').expect(201);
       expect(first.headers['idempotent-replayed']).toBeUndefined();
-      const again = await createSession(broker.url, { participants: body.participants, channel: body.channel }, API_KEY, 'idem-replay-1').expect(201);
+      const again = await createSession(
+        broker.url,
+        { participants: body.participants, channel: body.channel },
+        API_KEY,
+        'idem-replay-1',
+      ).expect(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual(first.body);
     });
@@ -161,7 +179,9 @@ describe('sessions API', () => {
       const answers = await Promise.all(Array.from({ length: 8 }, () => createSession(broker.url, body, API_KEY, 'idem-concurrent-1')));
       expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
       expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE participants = $1`, [(body.participants as Array<{ number: string }>).map((p) => p.number)]);
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM sessions WHERE participants = $1`, [
+        (body.participants as Array<{ number: string }>).map((p) => p.number),
+      ]);
       expect(rows[0].n).toBe(1);
     });
   });
