@@ -4,7 +4,7 @@
  * one-line failures.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +115,15 @@ describe('npm start', () => {
     expect(lines[0]).toMatch(
       /^session-broker: cannot start: invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/,
     );
+  }, 30_000);
+
+  it('refuses a data folder it cannot use with one clear line', async () => {
+    const notAFolder = join(dataDir, 'a-file');
+    await writeFile(notAFolder, 'x');
+    running = startProcess([MAIN], { ...env, DATA_DIR: join(notAFolder, 'data') });
+    const { code } = await running.exited;
+    expect(code).not.toBe(0);
+    expect(running.output().trim()).toMatch(/^session-broker: cannot start: data folder \S+ cannot be used: ENOTDIR/);
   }, 30_000);
 
   it('refuses a port already taken with one clear line, leaving no database server behind', async () => {

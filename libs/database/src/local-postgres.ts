@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 
 export interface LocalPostgresOptions {
@@ -177,8 +177,8 @@ function majorVersion(binary: string): string {
  */
 async function usableDataRoot(dataDir: string, runAs: RunAs, log: (line: string) => void): Promise<string> {
   try {
-    await mkdir(dataDir, { recursive: true });
-    await stat(dataDir);
+    await makeDirectory(dataDir);
+    if (!(await stat(dataDir)).isDirectory()) throw new Error('not a directory');
   } catch (error) {
     throw new LocalPostgresError(`data folder ${dataDir} cannot be used: ${(error as Error).message}`);
   }
@@ -187,6 +187,24 @@ async function usableDataRoot(dataDir: string, runAs: RunAs, log: (line: string)
   await mkdir(fallback, { recursive: true });
   log(`'${USER}' cannot enter ${dataDir}; keeping the PostgreSQL cluster in ${fallback}`);
   return fallback;
+}
+
+/**
+ * `mkdir -p` by hand: Node's recursive mkdir never settles on some paths (under /proc, say), and a
+ * start must fail with a clear line rather than hang.
+ */
+async function makeDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw error;
+    await makeDirectory(dirname(dir));
+    await mkdir(dir).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== 'EEXIST') throw again;
+    });
+  }
 }
 
 function traversable(dir: string, runAs: RunAs): boolean {

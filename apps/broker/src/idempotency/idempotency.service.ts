@@ -50,12 +50,18 @@ export class IdempotencyService {
 
   async run<T>(accountId: string, key: string, body: unknown, response: Response, work: () => Promise<T>): Promise<T> {
     if (!KEY_PATTERN.test(key)) {
-      throw new ProblemException(400, 'Invalid Idempotency-Key', 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.', 'validation-error', {
-        errors: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters without spaces' }],
-      });
+      throw new ProblemException(
+        400,
+        'Invalid Idempotency-Key',
+        'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.',
+        'validation-error',
+        {
+          errors: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters without spaces' }],
+        },
+      );
     }
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-    for (let waited = 0; ; ) {
+    for (let waited = 0; ;) {
       const claimed: unknown[] = await this.dataSource.query(
         `INSERT INTO idempotency_records (account_id, key, request_hash, expires_at)
          VALUES ($1, $2, $3, now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
@@ -72,7 +78,10 @@ export class IdempotencyService {
       const record = rows[0];
       if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
       if (record.expired) {
-        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= now()', [accountId, key]);
+        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= now()', [
+          accountId,
+          key,
+        ]);
         continue;
       }
       if (record.request_hash !== requestHash) {
@@ -87,13 +96,23 @@ export class IdempotencyService {
         response.setHeader(REPLAYED_HEADER, 'true');
         if (record.response_status >= 400) {
           const problem = record.response_body as ProblemDetails;
-          throw new ProblemException(record.response_status, problem.title, problem.detail, String(problem.type).replace(/^\/problems\//, ''));
+          throw new ProblemException(
+            record.response_status,
+            problem.title,
+            problem.detail,
+            String(problem.type).replace(/^\/problems\//, ''),
+          );
         }
         response.status(record.response_status);
         return record.response_body as T;
       }
       if (waited >= this.maxWaitMs) {
-        throw new ProblemException(409, 'Request in progress', 'A request with this Idempotency-Key is still being handled; retry shortly.', 'idempotency-in-progress');
+        throw new ProblemException(
+          409,
+          'Request in progress',
+          'A request with this Idempotency-Key is still being handled; retry shortly.',
+          'idempotency-in-progress',
+        );
       }
       await new Promise((done) => setTimeout(done, WAIT_STEP_MS));
       waited += WAIT_STEP_MS;
@@ -117,17 +136,18 @@ export class IdempotencyService {
   }
 
   private async store(accountId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.dataSource.query('UPDATE idempotency_records SET response_status = $3, response_body = $4 WHERE account_id = $1 AND key = $2', [
-      accountId,
-      key,
-      status,
-      JSON.stringify(body),
-    ]);
+    await this.dataSource.query(
+      'UPDATE idempotency_records SET response_status = $3, response_body = $4 WHERE account_id = $1 AND key = $2',
+      [accountId, key, status, JSON.stringify(body)],
+    );
   }
 
   /** Forgets records older than 24 h. */
   async purgeExpired(): Promise<number> {
-    const rows: unknown[] = await this.dataSource.query('DELETE FROM idempotency_records WHERE expires_at <= now() AND response_status IS NOT NULL RETURNING key');
-    return rows.length;
+    // TypeORM answers a DELETE with [rows, affected count].
+    const [, deleted] = (await this.dataSource.query(
+      'DELETE FROM idempotency_records WHERE expires_at <= now() AND response_status IS NOT NULL',
+    )) as [unknown[], number];
+    return deleted;
   }
 }

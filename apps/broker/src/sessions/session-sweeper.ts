@@ -98,12 +98,15 @@ export class SessionSweeper implements OnApplicationBootstrap, OnApplicationShut
   private async dropStaleReservations(): Promise<void> {
     // Older than any create could still be working on it: its process is gone.
     const staleAfterMs = this.config.providerCallTimeoutMs * (this.config.providers.length + 1) + 60_000;
-    const dropped: Array<{ id: string; provider: string; proxy_number: string }> = await this.dataSource.query(
+    // TypeORM answers a DELETE with [rows, affected count], not the rows alone.
+    const [dropped] = (await this.dataSource.query(
       `DELETE FROM sessions WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1) RETURNING id, provider, proxy_number`,
       [staleAfterMs / 1000],
-    );
+    )) as [Array<{ id: string; provider: string; proxy_number: string }>, number];
     for (const row of dropped) {
-      this.logger.warn(`dropped reservation ${row.id} (${row.provider} ${row.proxy_number}) left pending by a process that stopped mid-create`);
+      this.logger.warn(
+        `dropped reservation ${row.id} (${row.provider} ${row.proxy_number}) left pending by a process that stopped mid-create`,
+      );
     }
   }
 }
