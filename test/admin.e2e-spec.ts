@@ -2,6 +2,7 @@
  * The admin API (ADMIN_TOKEN): the proxy-number pool, accounts and API keys.
  */
 import request from 'supertest';
+import { PoolUsage } from '../apps/broker/src/providers/pool-usage';
 import { ADMIN_TOKEN, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
@@ -35,6 +36,11 @@ describe('admin API', () => {
     const used = res.body.numbers.find((n: { number: string }) => n.number === session.proxyNumber);
     expect(used).toMatchObject({ provider: 'primary', enabled: true, activeSessions: 1, capabilities: ['sms', 'voice'] });
     expect(res.body.numbers.filter((n: { activeSessions: number }) => n.activeSessions === 0)).toHaveLength(2);
+
+    // The health route shows the same, from memory, as of the last refresh.
+    await broker.app.get(PoolUsage).refresh();
+    const health = await request(broker.url).get('/v1/health/cpaas').expect(200);
+    expect(health.body.providers[0]).toMatchObject({ name: 'primary', activeSessions: 1, pool: { total: 3, enabled: 3, inUse: 1 } });
   });
 
   it('adds a number, refuses a bad one naming the field, and disables one so new sessions avoid it', async () => {

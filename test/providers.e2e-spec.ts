@@ -151,7 +151,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
       .set(auth)
       .send({ reason: 'maintenance' })
       .expect(200);
-    expect(disabled.body).toMatchObject({ name: 'primary', state: 'CLOSED', disabled: true });
+    expect(disabled.body).toMatchObject({ name: 'primary', state: 'CLOSED', disabled: true, disabledReason: 'maintenance' });
     expect((await primary(broker)).disabled).toBe(true);
     expect((await createWith(broker, 'ok')).provider).toBe('failover');
     const ready = await request(broker.url).get('/health/ready').expect(200);

@@ -8,6 +8,7 @@ import { ProviderStateRecord } from './provider-state.entity';
 export interface SavedProviderState {
   snapshot: BreakerSnapshot | null;
   disabled: boolean;
+  disabledReason: string | null;
 }
 
 /** Notified on every persisted change, so other replicas adopt it (see ProviderStateSync). */
@@ -24,7 +25,9 @@ export class BreakerStateStore {
   private queue: Promise<void> = Promise.resolve();
   /** Identifies this process in notifications, so it ignores its own. */
   readonly origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  private readonly afterTransition: Array<(provider: string, transition: BreakerTransition, manager: import('typeorm').EntityManager) => Promise<void>> = [];
+  private readonly afterTransition: Array<
+    (provider: string, transition: BreakerTransition, manager: import('typeorm').EntityManager) => Promise<void>
+  > = [];
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
@@ -35,12 +38,12 @@ export class BreakerStateStore {
 
   async loadAll(): Promise<Map<string, SavedProviderState>> {
     const rows = await this.dataSource.getRepository(ProviderStateRecord).find();
-    return new Map(rows.map((row) => [row.provider, { snapshot: (row.snapshot as BreakerSnapshot | null) ?? null, disabled: row.disabled }]));
+    return new Map(rows.map((row) => [row.provider, toSaved(row)]));
   }
 
   async load(provider: string): Promise<SavedProviderState | undefined> {
     const row = await this.dataSource.getRepository(ProviderStateRecord).findOne({ where: { provider } });
-    return row ? { snapshot: (row.snapshot as BreakerSnapshot | null) ?? null, disabled: row.disabled } : undefined;
+    return row ? toSaved(row) : undefined;
   }
 
   recordTransition(provider: string, transition: BreakerTransition, snapshot: BreakerSnapshot): void {
@@ -91,4 +94,8 @@ export class BreakerStateStore {
   private enqueue(what: string, write: () => Promise<void>): void {
     this.queue = this.queue.then(write).catch((error: unknown) => this.logger.error({ err: error }, `could not persist the ${what}`));
   }
+}
+
+function toSaved(row: ProviderStateRecord): SavedProviderState {
+  return { snapshot: (row.snapshot as BreakerSnapshot | null) ?? null, disabled: row.disabled, disabledReason: row.disabledReason };
 }

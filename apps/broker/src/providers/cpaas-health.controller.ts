@@ -4,6 +4,7 @@ import { ProblemException } from '../common/problem';
 import { Observable, Subject, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerHistoryDto, BreakerHistoryQueryDto, BreakerTransitionDto, CpaasHealthDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { PoolUsage } from './pool-usage';
 import { ProviderRegistry } from './provider-registry';
 
 /** How often the stream repeats the whole picture, so a live page sees the error rate move. */
@@ -18,6 +19,7 @@ export class CpaasHealthController implements OnModuleDestroy {
   constructor(
     private readonly registry: ProviderRegistry,
     private readonly store: BreakerStateStore,
+    private readonly pool: PoolUsage,
   ) {}
 
   @Get()
@@ -36,10 +38,16 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiOperation({ summary: 'Live breaker state changes (Server-Sent Events).' })
   @ApiProduces('text/event-stream')
   stream(): Observable<MessageEvent> {
-    const providerEvents = this.registry.names().map((name) =>
-      this.registry.health$(name).pipe(map((health): MessageEvent => ({ type: 'provider', data: ProviderHealthDto.from(health) }))),
+    const providerEvents = this.registry
+      .names()
+      .map((name) =>
+        this.registry
+          .health$(name)
+          .pipe(map((health): MessageEvent => ({ type: 'provider', data: ProviderHealthDto.from(health, this.pool.of(health.name)) }))),
+      );
+    const transitions = this.registry.transitions$.pipe(
+      map((t): MessageEvent => ({ type: 'transition', data: BreakerTransitionDto.fromLive(t) })),
     );
-    const transitions = this.registry.transitions$.pipe(map((t): MessageEvent => ({ type: 'transition', data: BreakerTransitionDto.fromLive(t) })));
     const snapshots = interval(STREAM_SNAPSHOT_MS).pipe(
       startWith(0),
       mergeMap(() => [{ type: 'snapshot', data: this.snapshot() } as MessageEvent]),
@@ -77,6 +85,9 @@ export class CpaasHealthController implements OnModuleDestroy {
   }
 
   private snapshot(): CpaasHealthDto {
-    return { providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p)), timestamp: new Date().toISOString() };
+    return {
+      providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name))),
+      timestamp: new Date().toISOString(),
+    };
   }
 }

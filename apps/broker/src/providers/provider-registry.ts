@@ -4,7 +4,14 @@
  * sessions ask `candidates()` which providers to try, in order.
  */
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { CircuitBreaker, telephonyPolicy, type BreakerPolicy, type BreakerSnapshot, type BreakerStatus, type BreakerTransition } from '@app/circuit-breaker';
+import {
+  CircuitBreaker,
+  telephonyPolicy,
+  type BreakerPolicy,
+  type BreakerSnapshot,
+  type BreakerStatus,
+  type BreakerTransition,
+} from '@app/circuit-breaker';
 import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
 import { BehaviorSubject, Subject, Subscription, map, switchMap, type Observable } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
@@ -14,6 +21,7 @@ import { BreakerStateStore } from './breaker-state.store';
 export interface ProviderHealth {
   name: string;
   disabled: boolean;
+  disabledReason: string | null;
   status: BreakerStatus;
 }
 
@@ -32,6 +40,7 @@ interface ProviderEntry {
   /** The current breaker; replaced when another replica's state is adopted. */
   breaker$: BehaviorSubject<CircuitBreaker>;
   disabled$: BehaviorSubject<boolean>;
+  disabledReason: string | null;
   wiring: Subscription;
 }
 
@@ -72,12 +81,16 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const saved = await this.store.loadAll();
     for (const providerConfig of this.config.providers) {
-      const adapter = createProvider(providerConfig, { timeoutMs: this.config.providerCallTimeoutMs, webhookSecret: this.config.simWebhookSecret });
+      const adapter = createProvider(providerConfig, {
+        timeoutMs: this.config.providerCallTimeoutMs,
+        webhookSecret: this.config.simWebhookSecret,
+      });
       const state = saved.get(providerConfig.name);
       const entry: ProviderEntry = {
         adapter,
         breaker$: new BehaviorSubject(this.newBreaker(providerConfig.name, state?.snapshot)),
         disabled$: new BehaviorSubject(state?.disabled ?? false),
+        disabledReason: state?.disabledReason ?? null,
         wiring: new Subscription(),
       };
       this.entries.set(providerConfig.name, entry);
@@ -129,7 +142,12 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Runs one provider operation and feeds its outcome to the provider's breaker and the metrics. */
-  async call<T>(name: string, operation: ProviderOperation, probe: boolean, run: (provider: CpaasProvider) => Promise<ProviderResult<T>>): Promise<ProviderResult<T>> {
+  async call<T>(
+    name: string,
+    operation: ProviderOperation,
+    probe: boolean,
+    run: (provider: CpaasProvider) => Promise<ProviderResult<T>>,
+  ): Promise<ProviderResult<T>> {
     const entry = this.entry(name);
     const result = await run(entry.adapter);
     this.metrics.providerCallDuration.observe({ provider: name, operation }, result.latencyMs / 1000);
@@ -152,7 +170,11 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     try {
       result = await entry.adapter.healthCheck();
     } catch (error) {
-      result = { ok: false, latencyMs: 0, failure: { countsAgainstProvider: true, cause: 'transport', reason: `${name}: health check crashed: ${(error as Error).message}` } };
+      result = {
+        ok: false,
+        latencyMs: 0,
+        failure: { countsAgainstProvider: true, cause: 'transport', reason: `${name}: health check crashed: ${(error as Error).message}` },
+      };
     }
     this.metrics.providerCallDuration.observe({ provider: name, operation: 'health' }, result.latencyMs / 1000);
     this.metrics.healthProbes.inc({ provider: name, result: result.ok ? 'pass' : 'fail' });
@@ -162,7 +184,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
 
   health(name: string): ProviderHealth {
     const entry = this.entry(name);
-    return { name, disabled: entry.disabled$.value, status: entry.breaker$.value.status() };
+    return { name, disabled: entry.disabled$.value, disabledReason: entry.disabledReason, status: entry.breaker$.value.status() };
   }
 
   healthAll(): ProviderHealth[] {
@@ -174,7 +196,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     const entry = this.entry(name);
     return entry.breaker$.pipe(
       switchMap((breaker) => breaker.state$),
-      map((status) => ({ name, disabled: entry.disabled$.value, status })),
+      map((status) => ({ name, disabled: entry.disabled$.value, disabledReason: entry.disabledReason, status })),
     );
   }
 
@@ -185,15 +207,15 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   async setDisabled(name: string, disabled: boolean, reason: string | null): Promise<void> {
     const entry = this.entry(name);
     await this.store.saveDisabled(name, disabled, reason);
-    this.applyDisabled(name, disabled);
+    this.applyDisabled(name, disabled, reason);
     entry.breaker$.next(entry.breaker$.value); // re-announce health with the new flag
   }
 
   /** Another replica changed this provider: take its breaker state and disabled flag. */
-  adopt(name: string, snapshot: BreakerSnapshot | null, disabled: boolean): void {
+  adopt(name: string, snapshot: BreakerSnapshot | null, disabled: boolean, disabledReason: string | null): void {
     const entry = this.entries.get(name);
     if (!entry) return;
-    this.applyDisabled(name, disabled);
+    this.applyDisabled(name, disabled, disabledReason);
     if (snapshot) {
       const previous = entry.breaker$.value;
       entry.breaker$.next(this.newBreaker(name, snapshot));
@@ -203,8 +225,9 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  private applyDisabled(name: string, disabled: boolean): void {
+  private applyDisabled(name: string, disabled: boolean, reason: string | null): void {
     const entry = this.entry(name);
+    entry.disabledReason = disabled ? reason : null;
     if (entry.disabled$.value !== disabled) entry.disabled$.next(disabled);
     this.metrics.providerDisabled.set({ provider: name }, disabled ? 1 : 0);
   }
@@ -212,14 +235,23 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   /** Metrics and persistence follow whichever breaker is current. */
   private wire(name: string, entry: ProviderEntry): void {
     this.metrics.providerDisabled.set({ provider: name }, entry.disabled$.value ? 1 : 0);
-    entry.wiring.add(entry.breaker$.pipe(switchMap((breaker) => breaker.state$)).subscribe((status) => this.metrics.breakerState.set({ provider: name }, STATE_GAUGE[status.state])));
     entry.wiring.add(
-      entry.breaker$.pipe(switchMap((breaker) => breaker.transitions$.pipe(map((transition) => ({ breaker, transition }))))).subscribe(({ breaker, transition }) => {
-        this.metrics.breakerTransitions.inc({ provider: name, from: transition.from, to: transition.to });
-        this.logger.warn({ provider: name, from: transition.from, to: transition.to, reason: transition.reason, lastError: transition.lastError }, `provider ${name} breaker ${transition.from} → ${transition.to}: ${transition.reason}`);
-        this.store.recordTransition(name, transition, breaker.toJSON());
-        this.transitionSubject.next({ provider: name, ...transition });
-      }),
+      entry.breaker$
+        .pipe(switchMap((breaker) => breaker.state$))
+        .subscribe((status) => this.metrics.breakerState.set({ provider: name }, STATE_GAUGE[status.state])),
+    );
+    entry.wiring.add(
+      entry.breaker$
+        .pipe(switchMap((breaker) => breaker.transitions$.pipe(map((transition) => ({ breaker, transition })))))
+        .subscribe(({ breaker, transition }) => {
+          this.metrics.breakerTransitions.inc({ provider: name, from: transition.from, to: transition.to });
+          this.logger.warn(
+            { provider: name, from: transition.from, to: transition.to, reason: transition.reason, lastError: transition.lastError },
+            `provider ${name} breaker ${transition.from} → ${transition.to}: ${transition.reason}`,
+          );
+          this.store.recordTransition(name, transition, breaker.toJSON());
+          this.transitionSubject.next({ provider: name, ...transition });
+        }),
     );
   }
 

@@ -38,7 +38,10 @@ export class ProviderStateSync implements OnApplicationBootstrap, OnApplicationS
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: (this.dataSource.options as { url: string }).url, application_name: 'session-broker-listen' });
+    const client = new Client({
+      connectionString: (this.dataSource.options as { url: string }).url,
+      application_name: 'session-broker-listen',
+    });
     client.on('error', () => this.scheduleReconnect(client));
     client.on('end', () => this.scheduleReconnect(client));
     client.on('notification', (message) => void this.onNotification(message.payload));
@@ -67,7 +70,7 @@ export class ProviderStateSync implements OnApplicationBootstrap, OnApplicationS
       const { provider, origin } = JSON.parse(payload ?? '{}') as { provider?: string; origin?: string };
       if (!provider || origin === this.store.origin || !this.registry.has(provider)) return;
       const saved = await this.store.load(provider);
-      if (saved) this.registry.adopt(provider, saved.snapshot, saved.disabled);
+      if (saved) this.registry.adopt(provider, saved.snapshot, saved.disabled, saved.disabledReason);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not adopt a breaker change from another replica');
     }
@@ -77,6 +80,7 @@ export class ProviderStateSync implements OnApplicationBootstrap, OnApplicationS
   private async resync(): Promise<void> {
     if (!this.client) return;
     const saved = await this.store.loadAll().catch(() => new Map());
-    for (const [provider, state] of saved) if (this.registry.has(provider)) this.registry.adopt(provider, state.snapshot, state.disabled);
+    for (const [provider, state] of saved)
+      if (this.registry.has(provider)) this.registry.adopt(provider, state.snapshot, state.disabled, state.disabledReason);
   }
 }

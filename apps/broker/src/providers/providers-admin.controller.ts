@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { AdminTokenGuard } from '../accounts';
 import { ProblemException } from '../common/problem';
 import { CpaasHealthDto, DisableProviderDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { PoolUsage } from './pool-usage';
 import { ProviderRegistry } from './provider-registry';
 
 @ApiTags('admin')
@@ -10,13 +11,19 @@ import { ProviderRegistry } from './provider-registry';
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin/providers')
 export class ProvidersAdminController {
-  constructor(private readonly registry: ProviderRegistry) {}
+  constructor(
+    private readonly registry: ProviderRegistry,
+    private readonly pool: PoolUsage,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: 'Providers in routing order, with breaker state and the disabled flag.' })
   @ApiOkResponse({ type: CpaasHealthDto })
   list(): CpaasHealthDto {
-    return { providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p)), timestamp: new Date().toISOString() };
+    return {
+      providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name))),
+      timestamp: new Date().toISOString(),
+    };
   }
 
   @Post(':name/disable')
@@ -26,7 +33,7 @@ export class ProvidersAdminController {
   async disable(@Param('name') name: string, @Body() body: DisableProviderDto): Promise<ProviderHealthDto> {
     this.known(name);
     await this.registry.setDisabled(name, true, body.reason ?? null);
-    return ProviderHealthDto.from(this.registry.health(name));
+    return ProviderHealthDto.from(this.registry.health(name), this.pool.of(name));
   }
 
   @Post(':name/enable')
@@ -36,7 +43,7 @@ export class ProvidersAdminController {
   async enable(@Param('name') name: string): Promise<ProviderHealthDto> {
     this.known(name);
     await this.registry.setDisabled(name, false, null);
-    return ProviderHealthDto.from(this.registry.health(name));
+    return ProviderHealthDto.from(this.registry.health(name), this.pool.of(name));
   }
 
   private known(name: string): void {

@@ -3,6 +3,7 @@ import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
+import { PoolUsage } from './pool-usage';
 import { ProviderOpsEvents } from './provider-ops-events';
 import { ProviderRegistry } from './provider-registry';
 import { ProviderStateSync } from './provider-state.sync';
@@ -10,8 +11,8 @@ import { ProvidersAdminController } from './providers-admin.controller';
 
 @Module({
   imports: [NotificationsModule],
-  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents],
+  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage],
   controllers: [CpaasHealthController, ProvidersAdminController],
-  exports: [ProviderRegistry, BreakerStateStore, HealthProber],
+  exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],
 })
 export class ProvidersModule {}

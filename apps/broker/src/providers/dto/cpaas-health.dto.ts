@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import type { ProviderPoolUsage } from '../pool-usage';
 import type { ProviderHealth, ProviderTransition } from '../provider-registry';
 
 export class ProviderHealthDto {
@@ -18,6 +19,9 @@ export class ProviderHealthDto {
 
   @ApiProperty({ description: 'Disabled by an operator (separate from the breaker).' })
   disabled: boolean;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why an operator disabled it.' })
+  disabledReason: string | null;
 
   @ApiProperty({ description: 'When the current state was entered.' })
   since: string;
@@ -43,7 +47,16 @@ export class ProviderHealthDto {
   @ApiProperty()
   probeSuccesses: number;
 
-  static from(health: ProviderHealth): ProviderHealthDto {
+  @ApiProperty({ description: 'Active sessions on this provider (refreshed every few seconds).' })
+  activeSessions: number;
+
+  @ApiProperty({
+    description: 'Proxy numbers: held, enabled, carrying at least one active session.',
+    example: { total: 10, enabled: 10, inUse: 3 },
+  })
+  pool: { total: number; enabled: number; inUse: number };
+
+  static from(health: ProviderHealth, usage: ProviderPoolUsage): ProviderHealthDto {
     const s = health.status;
     return {
       name: health.name,
@@ -51,6 +64,7 @@ export class ProviderHealthDto {
       openedAt: s.openedAt === null ? null : new Date(s.openedAt).toISOString(),
       lastError: s.lastError,
       disabled: health.disabled,
+      disabledReason: health.disabledReason,
       since: new Date(s.since).toISOString(),
       reason: s.reason,
       consecutiveFailures: s.consecutiveFailures,
@@ -59,6 +73,8 @@ export class ProviderHealthDto {
       healthPasses: s.healthPasses,
       probes: s.probes,
       probeSuccesses: s.probeSuccesses,
+      activeSessions: usage.activeSessions,
+      pool: usage.pool,
     };
   }
 }
