@@ -72,6 +72,17 @@ describe('npm start', () => {
     const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/providers/primary/faults`);
     expect(sim.status).toBe(200);
 
+    // A new user can create a session at once: a development key and a seeded pool come with it.
+    const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
+    expect(key).toBeDefined();
+    const created = await fetch(`http://127.0.0.1:${env.PORT}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348030000001' }, { number: '+2348030000002' }] }),
+    });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ provider: 'primary', status: 'active' });
+
     const pidFile = join(
       dataDir,
       readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!,

@@ -7,6 +7,9 @@
  */
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { LocalPostgres } from '@app/database';
 import { Logger } from 'nestjs-pino';
 import { createSimulatorApp } from '../../cpaas-sim/src/sim-app';
@@ -24,7 +27,7 @@ const running: Running = {};
 let stopping = false;
 
 async function main(): Promise<void> {
-  const config = loadConfigFromEnvironment();
+  let config = loadConfigFromEnvironment();
   const startupLog: string[] = [];
 
   let databaseUrl = config.databaseUrl;
@@ -33,6 +36,8 @@ async function main(): Promise<void> {
     databaseUrl = running.postgres.url;
   }
   await prepareDatabase(databaseUrl);
+  const devKey = await developmentApiKey(config);
+  if (devKey) config = { ...config, apiKeys: [devKey.key] };
 
   if (config.simulated) {
     running.simulator = await createSimulatorApp({
@@ -54,6 +59,22 @@ async function main(): Promise<void> {
       `CPaaS simulator listening on http://127.0.0.1:${config.simPort} (providers: ${config.providers.map((p) => p.name).join(', ')})`,
     );
   logger.log(describeDatabase(config, running.postgres));
+  if (devKey) logger.log(`development API key: ${devKey.key} (kept in ${devKey.file}; set BROKER_API_KEY to choose your own)`);
+}
+
+/**
+ * The all-local setup (no DATABASE_URL, no PROVIDERS, no BROKER_API_KEY) gets an API key of its own,
+ * made once and kept beside the data, so a new user can create sessions with no other setup.
+ */
+async function developmentApiKey(config: BrokerConfig): Promise<{ key: string; file: string } | undefined> {
+  if (!config.simulated || config.databaseUrl || config.apiKeys.length > 0) return undefined;
+  const file = join(resolve(config.dataDir), 'dev-api-key');
+  const saved = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (saved) return { key: saved, file };
+  const key = `sk_dev_${randomBytes(18).toString('base64url')}`;
+  // The embedded server made the data folder already.
+  await writeFile(file, `${key}\n`, { mode: 0o600 }).catch(() => undefined);
+  return { key, file };
 }
 
 async function listen(app: INestApplication, port: number, variable: string): Promise<void> {
