@@ -13,6 +13,8 @@ const swc = {
 export default {
   rootDir: '.',
   testEnvironment: 'node',
+  // End-to-end suites start servers and databases on 2 shared cores: 5 s is too tight for their hooks.
+  testTimeout: 30_000,
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },

@@ -24,9 +24,9 @@ describe('replicas sharing one database', () => {
     b = await startBroker({ ...AUTH_ENV, BREAKER_HEALTH_INTERVAL_MS: '3600000' }, { sim, db: a.db });
   });
   afterAll(async () => {
-    await b.app.close();
-    await a.close();
-    await sim.app.close();
+    await b?.app.close();
+    await a?.close();
+    await sim?.app.close();
   });
 
   it('carries an OPEN breaker from the replica that tripped it to the other', async () => {

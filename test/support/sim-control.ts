@@ -11,7 +11,11 @@ export interface SimCallRecord {
   [field: string]: unknown;
 }
 
-export async function setFault(simUrl: string, provider: string, fault: { mode: FaultMode; errorRate?: number; latencyMs?: number }): Promise<void> {
+export async function setFault(
+  simUrl: string,
+  provider: string,
+  fault: { mode: FaultMode; errorRate?: number; latencyMs?: number },
+): Promise<void> {
   const res = await fetch(`${simUrl}/_sim/providers/${provider}/faults`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },

@@ -7,7 +7,15 @@ import { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
 import { ApiKey } from './api-key.entity';
 import { AdminTokenGuard } from './auth.guards';
-import { AccountDto, AccountListDto, ApiKeyDto, CreateAccountDto, CreateApiKeyDto, CreatedAccountDto, CreatedApiKeyDto } from './dto/accounts-admin.dto';
+import {
+  AccountDto,
+  AccountListDto,
+  ApiKeyDto,
+  CreateAccountDto,
+  CreateApiKeyDto,
+  CreatedAccountDto,
+  CreatedApiKeyDto,
+} from './dto/accounts-admin.dto';
 
 const notFound = (what: string) => () => new ProblemException(404, 'Not found', `No ${what} with this id.`, 'not-found');
 
@@ -27,7 +35,14 @@ export class AccountsAdminController {
   async list(): Promise<AccountListDto> {
     const accounts = await this.dataSource.getRepository(Account).find({ order: { createdAt: 'ASC' } });
     const keys = await this.dataSource.getRepository(ApiKey).find({ order: { createdAt: 'ASC' } });
-    return { accounts: accounts.map((a) => toAccountDto(a, keys.filter((k) => k.accountId === a.id))) };
+    return {
+      accounts: accounts.map((a) =>
+        toAccountDto(
+          a,
+          keys.filter((k) => k.accountId === a.id),
+        ),
+      ),
+    };
   }
 
   @Post('accounts')
@@ -41,7 +56,10 @@ export class AccountsAdminController {
   @Post('accounts/:id/api-keys')
   @ApiOperation({ summary: 'Add an API key to an account (the key is shown once).' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
-  async createKey(@Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string, @Body() body: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+  async createKey(
+    @Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string,
+    @Body() body: CreateApiKeyDto,
+  ): Promise<CreatedApiKeyDto> {
     const account = await this.dataSource.getRepository(Account).findOne({ where: { id } });
     if (!account) throw notFound('account')();
     const { key, apiKey } = await this.accounts.createKey(id, body.label);

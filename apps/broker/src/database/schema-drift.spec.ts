@@ -30,7 +30,9 @@ describe('migrations', () => {
     const dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
     try {
       for (let i = 0; i < MIGRATIONS.length; i++) await dataSource.undoLastMigration({ transaction: 'all' });
-      const tables: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations'`);
+      const tables: Array<{ n: number }> = await dataSource.query(
+        `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'migrations'`,
+      );
       expect(tables[0].n).toBe(0);
       await runMigrations(dataSource);
       expect((await pendingSchemaChanges(dataSource)).up).toEqual([]);

@@ -60,7 +60,12 @@ export class InboundController {
     if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
     const provider = this.registry.adapter(name);
     if (!req.rawBody || !provider.verifyWebhook({ headers: req.headers, rawBody: req.rawBody })) {
-      throw new ProblemException(401, 'Invalid webhook signature', 'The webhook signature or timestamp did not verify.', 'invalid-signature');
+      throw new ProblemException(
+        401,
+        'Invalid webhook signature',
+        'The webhook signature or timestamp did not verify.',
+        'invalid-signature',
+      );
     }
     return provider;
   }

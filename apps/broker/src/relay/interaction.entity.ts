@@ -18,7 +18,8 @@ import { Session } from '../sessions/session.entity';
  * relay: `pending` until the provider accepted it, retried from `nextAttemptAt` until then or
  * until the session ends.
  */
-export type InteractionStatus = 'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+export type InteractionStatus =
+  'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
 
 @Entity('interactions')
 @Check('chk_interactions_channel', `"channel" IN ('voice', 'sms')`)

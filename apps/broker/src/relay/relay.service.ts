@@ -95,7 +95,11 @@ export class RelayService {
         return null;
       }
       // Hold the row while the provider is asked: another replica's retry must not send it twice.
-      await manager.update(Interaction, { id: interaction.id }, { attempts: interaction.attempts + 1, nextAttemptAt: this.retryAt(interaction.attempts + 1) });
+      await manager.update(
+        Interaction,
+        { id: interaction.id },
+        { attempts: interaction.attempts + 1, nextAttemptAt: this.retryAt(interaction.attempts + 1) },
+      );
       return { interaction, session };
     });
     if (!claimed) return;
@@ -105,7 +109,11 @@ export class RelayService {
     );
     await this.dataSource.transaction(async (manager) => {
       if (sent.ok) {
-        await manager.update(Interaction, { id: interaction.id }, { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null });
+        await manager.update(
+          Interaction,
+          { id: interaction.id },
+          { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null },
+        );
         await this.events.write(manager, 'message.relayed', session, {
           sessionId: session.id,
           interactionId: interaction.id,
@@ -135,7 +143,11 @@ export class RelayService {
   }
 
   private async giveUp(manager: EntityManager, interaction: Interaction, session: Session, reason: string): Promise<void> {
-    await manager.update(Interaction, { id: interaction.id }, { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason });
+    await manager.update(
+      Interaction,
+      { id: interaction.id },
+      { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason },
+    );
     await this.events.write(manager, 'message.failed', session, {
       sessionId: session.id,
       interactionId: interaction.id,
@@ -155,7 +167,8 @@ export class RelayService {
       [session.id, event.from, to, event.text, event.eventId],
     );
     // A webhook delivered twice is relayed once.
-    if (inserted.length === 0) return this.dataSource.getRepository(Interaction).findOneByOrFail({ sessionId: session.id, providerEventId: event.eventId });
+    if (inserted.length === 0)
+      return this.dataSource.getRepository(Interaction).findOneByOrFail({ sessionId: session.id, providerEventId: event.eventId });
     return this.dataSource.getRepository(Interaction).findOneByOrFail({ id: inserted[0].id });
   }
 
@@ -166,13 +179,17 @@ export class RelayService {
        ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING`,
       [session.id, event.from, to, event.eventId, event.callId],
     );
-    return { kind: 'instruction', instruction: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber }) };
+    return {
+      kind: 'instruction',
+      instruction: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber }),
+    };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {
     const reply = this.config.sessions.outOfSessionReply;
     if (reply === 'reject') return { kind: 'no-session' };
-    if (event.channel === 'voice') return { kind: 'instruction', instruction: this.registry.adapter(provider).voiceSayInstruction({ text: reply }) };
+    if (event.channel === 'voice')
+      return { kind: 'instruction', instruction: this.registry.adapter(provider).voiceSayInstruction({ text: reply }) };
     const sent = await this.registry.call(provider, 'sms', false, (p) => p.sendSms({ from: event.to, to: event.from, text: reply }));
     return { kind: 'json', status: 200, body: { result: 'out-of-session', replied: sent.ok } };
   }
@@ -181,8 +198,13 @@ export class RelayService {
     return this.dataSource
       .getRepository(Session)
       .createQueryBuilder('s')
-      .innerJoin('session_participants', 'sp', 'sp.session_id = s.id AND sp.active AND sp.expires_at > now() AND sp.number = :sender', { sender })
-      .innerJoin('proxy_numbers', 'pn', 'pn.id = sp.proxy_number_id AND pn.provider = :provider AND pn.number = :proxyNumber', { provider, proxyNumber })
+      .innerJoin('session_participants', 'sp', 'sp.session_id = s.id AND sp.active AND sp.expires_at > now() AND sp.number = :sender', {
+        sender,
+      })
+      .innerJoin('proxy_numbers', 'pn', 'pn.id = sp.proxy_number_id AND pn.provider = :provider AND pn.number = :proxyNumber', {
+        provider,
+        proxyNumber,
+      })
       .where(`s.status = 'active' AND s.expires_at > now()`)
       .getOne();
   }

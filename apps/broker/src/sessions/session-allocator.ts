@@ -75,7 +75,17 @@ export class SessionAllocator {
         `INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at)
          VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
          RETURNING id, created_at, expires_at`,
-        [request.accountId, request.channel, request.provider, number.id, number.number, request.participants, request.callbackUrl, JSON.stringify(request.metadata), request.ttlSeconds],
+        [
+          request.accountId,
+          request.channel,
+          request.provider,
+          number.id,
+          number.number,
+          request.participants,
+          request.callbackUrl,
+          JSON.stringify(request.metadata),
+          request.ttlSeconds,
+        ],
       );
       await manager.query(
         `INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)

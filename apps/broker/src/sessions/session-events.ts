@@ -21,6 +21,12 @@ export class SessionEvents {
   }
 
   async write(manager: EntityManager, type: SessionEventType, session: Session, data: Record<string, unknown>): Promise<void> {
-    await this.outbox.record(manager, { type, accountId: session.accountId, sessionId: session.id, callbackUrl: session.callbackUrl, data });
+    await this.outbox.record(manager, {
+      type,
+      accountId: session.accountId,
+      sessionId: session.id,
+      callbackUrl: session.callbackUrl,
+      data,
+    });
   }
 }

@@ -10,7 +10,8 @@ import { SessionsService } from './sessions.service';
 
 // Any malformed id is a session that is not there, like another account's.
 const sessionId = new ParseUUIDPipe({
-  exceptionFactory: () => new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found'),
+  exceptionFactory: () =>
+    new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found'),
 });
 
 @ApiTags('sessions')

@@ -128,7 +128,14 @@ export class SessionsService {
   async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
     await this.find(accountId, id);
     const rows = await this.dataSource.getRepository(Interaction).find({ where: { sessionId: id }, order: { createdAt: 'ASC' } });
-    return rows.map((i) => ({ id: i.id, channel: i.channel, from: i.from, to: i.to, status: i.status, createdAt: i.createdAt.toISOString() }));
+    return rows.map((i) => ({
+      id: i.id,
+      channel: i.channel,
+      from: i.from,
+      to: i.to,
+      status: i.status,
+      createdAt: i.createdAt.toISOString(),
+    }));
   }
 
   /** Asks the session's provider to unbind; on failure the sweeper tries again later. */
@@ -152,7 +159,10 @@ export class SessionsService {
 
   private async activate(reservation: Session, bindingId: string): Promise<Session> {
     return this.dataSource.transaction(async (manager: EntityManager) => {
-      await manager.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [reservation.id, bindingId]);
+      await manager.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [
+        reservation.id,
+        bindingId,
+      ]);
       const session: Session = { ...reservation, status: 'active', bindingId };
       await this.events.created(manager, session);
       return session;

@@ -82,7 +82,10 @@ export class CreateSessionDto {
   @ApiPropertyOptional({ example: 'https://example.com/hooks/broker', maxLength: 2048 })
   @IsOptional()
   @MaxLength(2048, { message: 'callbackUrl must be at most 2048 characters' })
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'callbackUrl must be an http or https URL' })
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'callbackUrl must be an http or https URL' },
+  )
   callbackUrl?: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { rideId: 'r-123' } })
