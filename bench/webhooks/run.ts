@@ -1,47 +1,110 @@
 /**
- * Webhook deliveries per second through the whole durable path, against a bare undici POST loop at the
- * same concurrency, in the same run, to the same local 2xx receiver (a child process).
+ * Webhook deliveries per second through the durable path, against a bare undici POST loop at the same
+ * concurrency (8, the per-endpoint cap), in the same run, to the same local 2xx receiver (a child process,
+ * so it costs both contenders the same).
  *
- * Durable path: producers record events with `EventOutbox.record`, each in its own transaction (as a
- * session change does); the broker's delivery worker (the real app, `createBrokerApp`) is woken by NOTIFY,
- * takes the endpoint, signs each delivery at send time, POSTs it over undici with at most 8 in flight
- * (the per-endpoint cap), and writes the outcome and the attempt back. Timed from the first record to
- * the moment every delivery is marked delivered in the database. Bare loop: 8 concurrent loops of
- * `undici.request` POSTing the same body to the same receiver, nothing else.
+ * - `bare`: 8 concurrent loops of `undici.request` POSTing a webhook-sized body; nothing else.
+ * - `whole`: the whole durable path. 16 producers record events with `EventOutbox.record`, each in its own
+ *   transaction as a session change does; the delivery worker (woken by NOTIFY) takes the endpoint, signs
+ *   each delivery at send time, POSTs it with at most 8 in flight, and writes its outcome and attempt back.
+ *   Timed from the first record to the moment every delivery is marked delivered in the database.
+ * - `pipeline`: the same worker on events already recorded (through `EventOutbox.record`, untimed): from
+ *   the NOTIFY to every delivery marked delivered. The delivery side alone, without the producers' commits.
  *
- * Rounds alternate bare and durable; figures are medians. PostgreSQL: DATABASE_URL, or a throwaway local
- * server with its default (durable: fsync on) settings. Prints one JSON object.
+ * The broker is the real app (`createBrokerApp`); its own worker is stopped and each phase runs a fresh
+ * `DeliveryWorker` built as `DeliveryWorkerService` builds it, so the phases do not overlap. Rounds
+ * alternate the three; figures are medians. CPU per delivery (this process, the receiver, and PostgreSQL
+ * when it is the local one) says where the time goes. PostgreSQL: DATABASE_URL, or a throwaway local
+ * server with its default, durable settings (fsync on). Prints one JSON object.
  * Usage: npm run bench:webhooks [-- --deliveries=N --rounds=N]
  */
 import 'reflect-metadata';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { DataSource } from 'typeorm';
 import { LocalPostgres } from '@app/database';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
-import { loadConfig } from '../../apps/broker/src/config';
+import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 import { EventOutbox } from '../../apps/broker/src/notifications';
+import { systemClock } from '../../apps/broker/src/notifications/clock';
+import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
+import { DeliveryWorkerService } from '../../apps/broker/src/notifications/delivery/delivery-worker.service';
+import { SignedRequestPreparer } from '../../apps/broker/src/notifications/delivery/signed-request';
+import { WebhookSender } from '../../apps/broker/src/notifications/delivery/webhook-sender';
+import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
+import { WebhookSecrets } from '../../apps/broker/src/notifications/secrets/webhook-secrets';
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
   return found === undefined ? fallback : Number(found.split('=')[1]);
 };
-const DELIVERIES = arg('deliveries', 5_000);
-const ROUNDS = arg('rounds', 3);
+const DELIVERIES = arg('deliveries', 3_000);
+const ROUNDS = arg('rounds', 5);
 const CONCURRENCY = 8;
-const PRODUCERS = arg('producers', 16);
+const PRODUCERS = 16;
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const round = (x: number): number => Math.round(x * 10) / 10;
+const round1 = (x: number): number => Math.round(x * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const DATA = { interactionId: '', from: '+2348030000001', to: '+2348030000002', text: 'On my way, 5 minutes.' };
+
+/** CPU milliseconds used so far by a process (Linux /proc, 100 ticks a second), 0 elsewhere; with its reaped children when asked. */
+function processCpuMs(pid: number, withReapedChildren = false): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').map(Number);
+    return (f[11] + f[12] + (withReapedChildren ? f[13] + f[14] : 0)) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+function postgresCpuMs(postmaster: number | undefined): number {
+  if (postmaster === undefined) return 0;
+  let children: number[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // no pgrep: PostgreSQL's CPU is not counted
+  }
+  // Backends that exited were reaped by the postmaster: their time is in its children's counters.
+  return processCpuMs(postmaster, true) + children.reduce((sum, pid) => sum + processCpuMs(pid), 0);
+}
+
+interface Measure {
+  perSecond: number;
+  cpuUsPerDelivery: { broker: number; receiver: number; postgres: number };
+}
+
+async function measure(count: number, receiver: ChildProcess, postmaster: number | undefined, run: () => Promise<void>): Promise<Measure> {
+  const own = process.cpuUsage();
+  const receiverBefore = processCpuMs(receiver.pid!);
+  const postgresBefore = postgresCpuMs(postmaster);
+  const started = process.hrtime.bigint();
+  await run();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(own);
+  const us = (ms: number): number => Math.round((ms * 1000) / count);
+  return {
+    perSecond: count / seconds,
+    cpuUsPerDelivery: {
+      broker: us((used.user + used.system) / 1000),
+      receiver: us(processCpuMs(receiver.pid!) - receiverBefore),
+      postgres: us(postgresCpuMs(postmaster) - postgresBefore),
+    },
+  };
+}
 
 function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
   const child = fork(join(__dirname, 'receiver.js'), { stdio: 'inherit' });
@@ -51,11 +114,9 @@ function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
   });
 }
 
-/** 8 loops POSTing as fast as the receiver answers. */
-async function bareLoop(url: string, body: string, count: number): Promise<number> {
+async function bareLoop(url: string, body: string, count: number): Promise<void> {
   const agent = new Agent({ keepAliveTimeout: 10_000 });
   let left = count;
-  const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (left-- > 0) {
@@ -65,39 +126,87 @@ async function bareLoop(url: string, body: string, count: number): Promise<numbe
       }
     }),
   );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await agent.close();
-  return count / seconds;
 }
 
-async function durablePath(dataSource: DataSource, outbox: EventOutbox, accountId: string, count: number): Promise<number> {
-  let left = count;
-  const started = process.hrtime.bigint();
-  const producing = Promise.all(
-    Array.from({ length: PRODUCERS }, async () => {
-      while (left-- > 0) {
-        await dataSource.transaction((manager) =>
-          outbox.record(manager, {
-            type: 'message.relayed',
-            accountId,
-            sessionId: randomUUID(),
-            callbackUrl: null,
-            data: { interactionId: randomUUID(), from: '+2348030000001', to: '+2348030000002', text: 'On my way, 5 minutes.' },
-          }),
-        );
-      }
-    }),
-  );
-  await producing;
-  for (;;) {
-    const [{ pending }] = (await dataSource.query(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'`)) as Array<{
-      pending: number;
-    }>;
-    if (pending === 0) break;
-    await sleep(5);
+class Broker {
+  private constructor(
+    readonly dataSource: DataSource,
+    readonly outbox: EventOutbox,
+    private readonly secrets: WebhookSecrets,
+    private readonly config: BrokerConfig,
+    private readonly databaseUrl: string,
+  ) {}
+
+  static async start(databaseUrl: string): Promise<{ broker: Broker; close: () => Promise<void> }> {
+    const config = loadConfig({
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      PROVIDERS: 'primary=sim:http://127.0.0.1:9',
+      LOG_LEVEL: 'silent',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    const app = await createBrokerApp(config, databaseUrl);
+    await app.init();
+    await app.get(DeliveryWorkerService).worker.stop();
+    const broker = new Broker(app.get(DataSource), app.get(EventOutbox), app.get(WebhookSecrets), config, databaseUrl);
+    return { broker, close: () => app.close() };
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return count / seconds;
+
+  /** A delivery worker as DeliveryWorkerService builds it. */
+  worker(): { worker: DeliveryWorker; close: () => Promise<void> } {
+    const n = this.config.notifications;
+    const sender = new WebhookSender({
+      connectTimeoutMs: n.connectTimeoutMs,
+      attemptTimeoutMs: n.attemptTimeoutMs,
+      allowPrivateTargets: true,
+    });
+    const worker = new DeliveryWorker({
+      dataSource: this.dataSource,
+      sender,
+      preparer: new SignedRequestPreparer(this.secrets, undefined),
+      clock: systemClock,
+      settings: workerSettings(n),
+      logger: { log: () => undefined, warn: (m) => console.error(m) },
+      listenUrl: this.databaseUrl,
+    });
+    return {
+      worker,
+      close: async () => {
+        await worker.stop();
+        await sender.close();
+      },
+    };
+  }
+
+  async record(accountId: string, count: number, producers: number): Promise<void> {
+    let left = count;
+    await Promise.all(
+      Array.from({ length: producers }, async () => {
+        while (left-- > 0) {
+          await this.dataSource.transaction((manager) =>
+            this.outbox.record(manager, {
+              type: 'message.relayed',
+              accountId,
+              sessionId: randomUUID(),
+              callbackUrl: null,
+              data: { ...DATA, interactionId: randomUUID() },
+            }),
+          );
+        }
+      }),
+    );
+  }
+
+  async drained(): Promise<void> {
+    for (;;) {
+      const [{ pending }] = (await this.dataSource.query(
+        `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = 'pending') AS pending`,
+      )) as Array<{ pending: boolean }>;
+      if (!pending) return;
+      await sleep(10);
+    }
+  }
 }
 
 async function main(): Promise<void> {
@@ -110,46 +219,73 @@ async function main(): Promise<void> {
     postgres = await LocalPostgres.start({ dataDir, database: 'bench_webhooks', ephemeral: true });
     databaseUrl = postgres.url;
   }
+  const postmaster = postgres ? Number((await readFile(join(postgres.clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]) : undefined;
   await prepareDatabase(databaseUrl);
   const receiver = await startReceiver();
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PORT: '0',
-    PROVIDERS: 'primary=sim:http://127.0.0.1:9',
-    LOG_LEVEL: 'silent',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-  });
-  const app = await createBrokerApp(config, databaseUrl);
-  await app.init();
+  const { broker, close } = await Broker.start(databaseUrl);
   try {
-    const dataSource = app.get(DataSource);
-    const outbox = app.get(EventOutbox);
-    const [{ id: accountId }] = (await dataSource.query('INSERT INTO accounts (name, default_callback_url) VALUES ($1, $2) RETURNING id', [
-      'bench',
-      receiver.url,
-    ])) as Array<{ id: string }>;
+    const [{ id: accountId }] = (await broker.dataSource.query(
+      'INSERT INTO accounts (name, default_callback_url) VALUES ($1, $2) RETURNING id',
+      [`bench-${randomUUID()}`, receiver.url],
+    )) as Array<{ id: string }>;
     const body = JSON.stringify({
       id: randomUUID(),
       type: 'message.relayed',
       timestamp: new Date().toISOString(),
-      data: { interactionId: randomUUID(), from: '+2348030000001', to: '+2348030000002', text: 'On my way, 5 minutes.' },
+      data: { ...DATA, interactionId: randomUUID() },
     });
 
-    // Warm-up: connections, JIT, the account's secret, the endpoint row.
-    await bareLoop(receiver.url, body, 500);
-    await durablePath(dataSource, outbox, accountId, 500);
+    const whole = async (count: number): Promise<void> => {
+      const { worker, close: stop } = broker.worker();
+      await worker.start();
+      await broker.record(accountId, count, PRODUCERS);
+      await broker.drained();
+      await stop();
+    };
+    const pipeline = async (count: number, timed: (run: () => Promise<void>) => Promise<Measure>): Promise<Measure> => {
+      await broker.record(accountId, count, PRODUCERS);
+      const { worker, close: stop } = broker.worker();
+      const result = await timed(async () => {
+        await worker.start();
+        await broker.drained();
+      });
+      await stop();
+      return result;
+    };
 
-    const bare: number[] = [];
-    const durable: number[] = [];
+    // Warm-up: connections, JIT, the account's secret, the endpoint row, table statistics.
+    await bareLoop(receiver.url, body, 500);
+    await whole(500);
+    await broker.dataSource.query('ANALYZE');
+
+    const results: Record<'bare' | 'whole' | 'pipeline', Measure[]> = { bare: [], whole: [], pipeline: [] };
     for (let i = 0; i < ROUNDS; i++) {
-      bare.push(await bareLoop(receiver.url, body, DELIVERIES));
-      durable.push(await durablePath(dataSource, outbox, accountId, DELIVERIES));
+      results.bare.push(await measure(DELIVERIES, receiver.child, postmaster, () => bareLoop(receiver.url, body, DELIVERIES)));
+      results.whole.push(await measure(DELIVERIES, receiver.child, postmaster, () => whole(DELIVERIES)));
+      results.pipeline.push(await pipeline(DELIVERIES, (run) => measure(DELIVERIES, receiver.child, postmaster, run)));
     }
-    const [{ attempts }] = (await dataSource.query('SELECT count(*)::int AS attempts FROM webhook_attempts')) as Array<{ attempts: number }>;
-    const expected = 500 + ROUNDS * DELIVERIES;
-    if (attempts !== expected) throw new Error(`expected ${expected} attempts, found ${attempts}`);
-    const bareMedian = median(bare);
-    const durableMedian = median(durable);
+    const [{ attempts, delivered }] = (await broker.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM webhook_attempts) AS attempts, (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'delivered') AS delivered`,
+    )) as Array<{ attempts: number; delivered: number }>;
+    const expected = 500 + 2 * ROUNDS * DELIVERIES;
+    if (delivered !== expected || attempts !== expected)
+      throw new Error(`expected ${expected} deliveries and attempts, found ${delivered} and ${attempts}`);
+
+    const summary = (ms: Measure[]) => ({
+      perSecond: round1(median(ms.map((m) => m.perSecond))),
+      rounds: ms.map((m) => round1(m.perSecond)),
+      cpuUsPerDelivery: {
+        broker: median(ms.map((m) => m.cpuUsPerDelivery.broker)),
+        receiver: median(ms.map((m) => m.cpuUsPerDelivery.receiver)),
+        postgres: median(ms.map((m) => m.cpuUsPerDelivery.postgres)),
+      },
+    });
+    const ratio = (a: number, b: number): number => Math.round((a / b) * 1000) / 1000;
+    const cpuTotal = (m: ReturnType<typeof summary>): number =>
+      m.cpuUsPerDelivery.broker + m.cpuUsPerDelivery.receiver + m.cpuUsPerDelivery.postgres;
+    const bare = summary(results.bare);
+    const wholePath = summary(results.whole);
+    const pipelineOnly = summary(results.pipeline);
     console.log(
       JSON.stringify(
         {
@@ -158,13 +294,21 @@ async function main(): Promise<void> {
           rounds: ROUNDS,
           concurrency: CONCURRENCY,
           producers: PRODUCERS,
-          bareUndiciPerSecond: round(bareMedian),
-          durablePerSecond: round(durableMedian),
-          ratio: Math.round((durableMedian / bareMedian) * 1000) / 1000,
+          bareUndici: bare,
+          durableWholePath: wholePath,
+          durablePipeline: pipelineOnly,
+          ratioWholePath: ratio(wholePath.perSecond, bare.perSecond),
+          ratioPipeline: ratio(pipelineOnly.perSecond, bare.perSecond),
+          // Each round's durable figure over the bare figure of the same round: less sensitive to other load.
+          ratioWholePathPairedMedian: ratio(median(results.whole.map((m, i) => m.perSecond / results.bare[i].perSecond)), 1),
+          ratioPipelinePairedMedian: ratio(median(results.pipeline.map((m, i) => m.perSecond / results.bare[i].perSecond)), 1),
+          // The same comparison in CPU spent per delivery, all processes together (bare ÷ durable).
+          cpuRatioWholePath: ratio(cpuTotal(bare), cpuTotal(wholePath)),
+          cpuRatioPipeline: ratio(cpuTotal(bare), cpuTotal(pipelineOnly)),
           target: 0.5,
-          rounds_bare: bare.map(round),
-          rounds_durable: durable.map(round),
-          postgres: postgres ? `local ${postgres.binaries.major} (${postgres.binaries.source}), default settings` : 'DATABASE_URL',
+          postgres: postgres
+            ? `local ${postgres.binaries.major} (${postgres.binaries.source}), default settings (fsync on)`
+            : 'DATABASE_URL',
           node: process.version,
           cpus: cpus().length,
         },
@@ -173,7 +317,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
-    await app.close();
+    await close();
     receiver.child.send({ type: 'stop' });
     await postgres?.stop();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });

@@ -37,9 +37,19 @@ export function newWebhookSecret(): string {
   return `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
+const keys = new Map<string, Buffer>();
+
 function secretKey(secret: string): Buffer {
-  if (secret.startsWith(WEBHOOK_SECRET_PREFIX)) return Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64');
-  return Buffer.from(secret, 'utf8');
+  let key = keys.get(secret);
+  if (key === undefined) {
+    key = secret.startsWith(WEBHOOK_SECRET_PREFIX)
+      ? Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64')
+      : Buffer.from(secret, 'utf8');
+    // Decoded once per secret: the broker signs every attempt with the same few.
+    if (keys.size >= 1000) keys.clear();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
 function toBuffer(body: string | Uint8Array): Buffer {

@@ -58,7 +58,7 @@ export class WebhookHistory {
     const [row] = (await this.dataSource.query(
       `SELECT d.id, d.event_id, ev.type, ev.session_id, d.url, d.status, d.created_at, d.next_attempt_at, d.expires_at,
               d.delivered_at, d.given_up_at,
-              ep.blocked_until, ep.down_breaker, ep.url_breaker, ep.last_error AS endpoint_error
+              ep.url AS endpoint_url, ep.blocked_until, ep.down_breaker, ep.url_breaker, ep.last_error AS endpoint_error
          FROM webhook_deliveries d
          JOIN webhook_events ev ON ev.id = d.event_id
          LEFT JOIN webhook_endpoints ep ON ep.url = d.url
@@ -76,6 +76,7 @@ export class WebhookHistory {
       expires_at: Date;
       delivered_at: Date | null;
       given_up_at: Date | null;
+      endpoint_url: string | null;
       blocked_until: Date | null;
       down_breaker: BreakerSnapshot | null;
       url_breaker: BreakerSnapshot | null;
@@ -113,7 +114,7 @@ export class WebhookHistory {
         error: a.error,
         delivered: a.delivered,
       })),
-      endpoint: row.down_breaker || row.url_breaker ? endpointState(row) : null,
+      endpoint: row.endpoint_url !== null ? endpointState(row) : null,
     };
   }
 

@@ -147,15 +147,17 @@ export class DeliveryStore {
     }));
   }
 
-  /** The endpoint's due deliveries, oldest due first, leaving out those the lane already holds. */
+  /**
+   * The endpoint's due deliveries, oldest due first, leaving out those the lane already holds. No row
+   * locks: only the endpoint's owner reads them, and it marks nothing until the outcome is known.
+   */
   async fetch(url: string, now: number, limit: number, held: string[]): Promise<ClaimedDelivery[]> {
     const rows = (await this.dataSource.query(
       `SELECT d.id, d.account_id, d.kind, d.attempts, d.expires_at, d.event_id, ev.type, ev.created_at AS event_created_at, ev.data
          FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
         WHERE d.url = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2 AND d.id <> ALL($4::uuid[])
         ORDER BY d.next_attempt_at
-        LIMIT $3
-        FOR UPDATE OF d SKIP LOCKED`,
+        LIMIT $3`,
       [url, iso(now), limit, held],
     )) as Array<{
       id: string;
@@ -181,12 +183,15 @@ export class DeliveryStore {
     }));
   }
 
-  /** Writes a batch of outcomes, their attempts and the endpoint's state, in one statement; renews the lease. */
+  /**
+   * Writes a batch of outcomes and their attempts, and the endpoint's state when given (renewing the lease
+   * too; otherwise the heartbeat does), in one statement.
+   */
   async complete(
     url: string,
     owner: string,
     outcomes: DeliveryOutcome[],
-    endpoint: EndpointWrite,
+    endpoint: EndpointWrite | null,
     now: number,
     leaseUntil: number,
   ): Promise<void> {
@@ -206,16 +211,19 @@ export class DeliveryStore {
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, status text, next_at timestamptz, attempted boolean,
            started_at timestamptz, duration_ms integer, status_code integer, error text, delivered boolean)
        ), upd AS (
+         -- Keyed by id alone (a primary-key lookup per outcome, whatever the statistics say). A delivery that
+         -- is no longer pending (another replica took over and finished it) keeps its status, but the attempt
+         -- this one made still counts and is logged.
          UPDATE webhook_deliveries d SET
-           status = r.status,
+           status = CASE WHEN d.status = 'pending' THEN r.status ELSE d.status END,
            attempts = d.attempts + CASE WHEN r.attempted THEN 1 ELSE 0 END,
-           next_attempt_at = r.next_at,
+           next_attempt_at = CASE WHEN d.status = 'pending' THEN r.next_at ELSE d.next_attempt_at END,
            last_status_code = CASE WHEN r.attempted THEN r.status_code ELSE d.last_status_code END,
            last_error = CASE WHEN r.attempted THEN r.error ELSE d.last_error END,
-           delivered_at = CASE WHEN r.status = 'delivered' THEN $2::timestamptz ELSE d.delivered_at END,
-           given_up_at = CASE WHEN r.status = 'given_up' THEN $2::timestamptz ELSE d.given_up_at END,
+           delivered_at = CASE WHEN d.status = 'pending' AND r.status = 'delivered' THEN $2::timestamptz ELSE d.delivered_at END,
+           given_up_at = CASE WHEN d.status = 'pending' AND r.status = 'given_up' THEN $2::timestamptz ELSE d.given_up_at END,
            updated_at = $2
-         FROM r WHERE d.id = r.id AND d.status = 'pending'
+         FROM r WHERE d.id = r.id
          RETURNING d.id, d.attempts
        ), att AS (
          INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, status_code, error, delivered)
@@ -224,18 +232,19 @@ export class DeliveryStore {
        )
        UPDATE webhook_endpoints SET down_breaker = $5, url_breaker = $6, blocked_until = $7, last_error = $8,
               last_success_at = $9, lease_until = $10, updated_at = $2
-        WHERE url = $3 AND owner = $4`,
+        WHERE url = $3 AND owner = $4 AND $11::boolean`,
       [
         JSON.stringify(records),
         iso(now),
         url,
         owner,
-        JSON.stringify(endpoint.downBreaker),
-        JSON.stringify(endpoint.urlBreaker),
-        iso(endpoint.blockedUntil),
-        endpoint.lastError,
-        iso(endpoint.lastSuccessAt),
+        endpoint && JSON.stringify(endpoint.downBreaker),
+        endpoint && JSON.stringify(endpoint.urlBreaker),
+        endpoint && iso(endpoint.blockedUntil),
+        endpoint?.lastError ?? null,
+        endpoint && iso(endpoint.lastSuccessAt),
         iso(leaseUntil),
+        endpoint !== null,
       ],
     );
   }

@@ -80,7 +80,8 @@ describe('DeliveryWorker', () => {
       sender,
       preparer: new SignedRequestPreparer(secrets, s.opsWebhookSecret),
       clock,
-      settings: workerSettings(s),
+      // No lingering: `whenIdle` returns as soon as nothing is due.
+      settings: { ...workerSettings(s), lingerMs: 0 },
       logger: quiet,
       random,
       listenUrl: db.url,

@@ -18,6 +18,11 @@ import type { AttemptResult, WebhookSender } from './webhook-sender';
 export interface LaneSettings extends EndpointHealthSettings, RetrySchedule {
   readonly maxInFlight: number;
   readonly leaseMs: number;
+  /**
+   * How long a lane with nothing due stays (owning its endpoint) for new deliveries before it lets the
+   * endpoint go: a steady stream then flows through one lane instead of re-acquiring the endpoint per event.
+   */
+  readonly lingerMs: number;
 }
 
 /** Builds the body and the signed headers of a delivery at send time. */
@@ -43,6 +48,16 @@ export interface LaneDeps {
 /** How a lane ended: `idle` (nothing due), `blocked`, `stopped` (by the worker) or `failed` (database error). */
 export type LaneEnd = 'idle' | 'blocked' | 'stopped' | 'failed';
 
+/**
+ * Database round trips are what a delivery costs most, so they are shared: the lane keeps up to
+ * `maxInFlight × PREFETCH_FACTOR` due deliveries fetched ahead (fetching again when half are gone), and
+ * writes outcomes in batches of up to FLUSH_BATCH, at most FLUSH_DELAY_MS after the first of them (at once
+ * when the endpoint's state changed or the lane has nothing else to do).
+ */
+const PREFETCH_FACTOR = 16;
+const FLUSH_BATCH = 64;
+const FLUSH_DELAY_MS = 10;
+
 export class EndpointLane {
   readonly url: string;
   readonly done: Promise<LaneEnd>;
@@ -56,6 +71,14 @@ export class EndpointLane {
   private fetching = false;
   private flushing = false;
   private exhausted = false;
+  /** Bumped by every poke: a fetch that started before a poke cannot tell that nothing more is due. */
+  private pokes = 0;
+  private lingerTimer: NodeJS.Timeout | null = null;
+  private lingered = false;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushDue = false;
+  /** The endpoint state last written; outcome batches leave the endpoint row alone while it is unchanged. */
+  private writtenState: string;
   private stopping = false;
   private failed = false;
   private finished = false;
@@ -78,6 +101,7 @@ export class EndpointLane {
       deps.random,
     );
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.writtenState = this.endpointState();
   }
 
   start(): void {
@@ -87,7 +111,9 @@ export class EndpointLane {
   /** New deliveries may be due: look again. */
   poke(): void {
     if (this.stopping || this.finished) return;
+    this.pokes += 1;
     this.exhausted = false;
+    this.cancelLinger();
     this.pump();
   }
 
@@ -95,6 +121,7 @@ export class EndpointLane {
   stop(): Promise<LaneEnd> {
     if (!this.finished) {
       this.stopping = true;
+      this.cancelLinger();
       this.abort.abort();
       this.pump();
     }
@@ -186,8 +213,10 @@ export class EndpointLane {
   private fetchIfLow(): void {
     if (this.fetching || this.exhausted || this.stopping || this.blockedUntil !== null) return;
     // A trial goes alone: fetch one at a time until the endpoint is back.
-    const target = this.health.inTrial() ? 1 : this.deps.settings.maxInFlight * 2;
-    if (this.queue.length >= Math.min(target, this.deps.settings.maxInFlight)) return;
+    // Far ahead of the sends: under load a fetch takes many attempts' time, and the queue must not run dry.
+    const max = this.deps.settings.maxInFlight;
+    const target = this.health.inTrial() ? 1 : max * PREFETCH_FACTOR;
+    if (this.queue.length >= Math.min(target, (max * PREFETCH_FACTOR) / 2)) return;
     const want = target - this.queue.length;
     if (want <= 0) return;
     this.fetching = true;
@@ -195,13 +224,14 @@ export class EndpointLane {
   }
 
   private async fetch(want: number): Promise<void> {
+    const pokes = this.pokes;
     try {
       const rows = await this.deps.store.fetch(this.url, this.deps.clock.now(), want, [...this.held]);
       for (const row of rows) {
         this.held.add(row.id);
         this.queue.push(row);
       }
-      if (rows.length < want) this.exhausted = true;
+      if (rows.length < want && pokes === this.pokes) this.exhausted = true;
     } catch (error) {
       this.fail('could not fetch deliveries', error);
     } finally {
@@ -212,15 +242,37 @@ export class EndpointLane {
 
   private flushIfNeeded(): void {
     if (this.flushing || (this.outcomes.length === 0 && !this.releaseBacklog)) return;
+    const state = this.endpointState();
+    const urgent =
+      this.flushDue ||
+      this.outcomes.length >= FLUSH_BATCH ||
+      this.releaseBacklog ||
+      this.stopping ||
+      this.blockedUntil !== null ||
+      state !== this.writtenState ||
+      (this.inFlight === 0 && this.queue.length === 0);
+    if (!urgent) {
+      this.flushTimer ??= setTimeout(() => {
+        this.flushTimer = null;
+        this.flushDue = true;
+        this.pump();
+      }, FLUSH_DELAY_MS);
+      return;
+    }
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    this.flushDue = false;
     this.flushing = true;
-    void this.flush(this.outcomes.splice(0), this.releaseBacklog);
+    const endpoint = state !== this.writtenState ? this.endpointWrite() : null;
+    this.writtenState = state;
+    void this.flush(this.outcomes.splice(0), this.releaseBacklog, endpoint);
     this.releaseBacklog = false;
   }
 
-  private async flush(batch: DeliveryOutcome[], releaseBacklog: boolean): Promise<void> {
+  private async flush(batch: DeliveryOutcome[], releaseBacklog: boolean, endpoint: EndpointWrite | null): Promise<void> {
     try {
       const now = this.deps.clock.now();
-      await this.deps.store.complete(this.url, this.deps.owner, batch, this.endpointWrite(), now, now + this.deps.settings.leaseMs);
+      await this.deps.store.complete(this.url, this.deps.owner, batch, endpoint, now, now + this.deps.settings.leaseMs);
       for (const outcome of batch) this.held.delete(outcome.id);
       if (releaseBacklog) await this.deps.store.releaseBacklog(this.url, now, [...this.held]);
     } catch (error) {
@@ -245,7 +297,17 @@ export class EndpointLane {
     // Idle: nothing in flight and nothing more to fetch; a non-empty queue here is one the gate will not let
     // through with nothing in flight, which a fresh lane (rebuilt from the stored state) sorts out.
     if (!this.stopping && this.blockedUntil === null && !this.exhausted && this.queue.length === 0) return;
+    if (!this.stopping && this.blockedUntil === null && this.queue.length === 0 && !this.lingered && this.deps.settings.lingerMs > 0) {
+      // Nothing due: stay a moment for what the next NOTIFY brings, then let the endpoint go.
+      this.lingerTimer ??= setTimeout(() => {
+        this.lingerTimer = null;
+        this.lingered = true;
+        this.pump();
+      }, this.deps.settings.lingerMs);
+      return;
+    }
     this.finished = true;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.letGoOfQueue();
     void this.finish();
   }
@@ -262,6 +324,28 @@ export class EndpointLane {
       this.health.dispose();
       this.resolveDone(end);
     }
+  }
+
+  private cancelLinger(): void {
+    this.lingered = false;
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
+  }
+
+  /** What of the endpoint's state is worth writing: the breakers' states and counts, the last error. */
+  private endpointState(): string {
+    const { down, url } = this.health.status();
+    return [
+      down.state,
+      down.consecutiveFailures,
+      down.opens,
+      down.retryAt,
+      url.state,
+      url.consecutiveFailures,
+      url.opens,
+      url.retryAt,
+      this.lastError,
+    ].join('|');
   }
 
   private endpointWrite(): EndpointWrite {

@@ -40,9 +40,12 @@ export interface AttemptResult {
 
 class AttemptTimeout extends Error {}
 
+const CHECKED_URLS_MAX = 10_000;
+
 export class WebhookSender {
   private readonly guarded: Agent;
   private readonly trusted: Agent;
+  private readonly checkedUrls = new Map<string, string | null>();
 
   constructor(private readonly settings: SenderSettings) {
     const common = { headersTimeout: settings.attemptTimeoutMs, bodyTimeout: settings.attemptTimeoutMs, keepAliveTimeout: 10_000 };
@@ -57,7 +60,7 @@ export class WebhookSender {
     const elapsed = (): number => Math.round(performance.now() - started);
     if (!req.trusted) {
       // IP literals never reach the lookup: check the URL itself again at send time.
-      const problem = callbackUrlProblem(req.url, { allowPrivateTargets: this.settings.allowPrivateTargets });
+      const problem = this.urlProblem(req.url);
       if (problem) return { delivered: false, statusCode: null, error: `refused: the URL ${problem}`, durationMs: 0, aborted: false };
     }
     const controller = new AbortController();
@@ -89,6 +92,17 @@ export class WebhookSender {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** The URL check depends on the URL alone: remembered, since every attempt to an endpoint asks again. */
+  private urlProblem(url: string): string | null {
+    let problem = this.checkedUrls.get(url);
+    if (problem === undefined) {
+      problem = callbackUrlProblem(url, { allowPrivateTargets: this.settings.allowPrivateTargets });
+      if (this.checkedUrls.size >= CHECKED_URLS_MAX) this.checkedUrls.clear();
+      this.checkedUrls.set(url, problem);
+    }
+    return problem;
   }
 
   async close(): Promise<void> {
