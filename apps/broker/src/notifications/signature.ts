@@ -1,6 +1,6 @@
 /**
  * Standard Webhooks signatures (https://www.standardwebhooks.com), for the broker that signs and for the
- * customers who verify. Dependency-free on purpose (node:crypto only): the SDK re-exports it.
+ * customers who verify. Dependency-free on purpose (node:crypto only); libs/sdk ships its own copy, tested against the same vectors.
  *
  * Signed content is `${webhook-id}.${webhook-timestamp}.${body}`; `webhook-signature` is a space-separated
  * list of `v1,<base64 HMAC-SHA256>`, one per secret that currently signs (two for 24 h after a rotation).
