@@ -1,0 +1,314 @@
+/**
+ * Session creates per second through the HTTP API, against the minimal SQL of one allocation driven
+ * as hard as possible, in the same run, on the same PostgreSQL, at the same concurrency.
+ *
+ * Broker: `POST /v1/sessions` with autocannon (keep-alive connections, unique participant pair per
+ * request) against the built broker (`dist/apps/broker/src/main.js`, a process of its own) with the
+ * CPaaS simulator (a process of its own, zero latency) as both providers. Each create is the real
+ * path: API key, validation, reservation transaction, the provider's bind over HTTP, activation with
+ * its outbox event, the 201.
+ *
+ * SQL: one statement per allocation, on one connection per worker, as many workers as HTTP
+ * connections: claim a proxy number keeping the pool rule (no participant already active on it),
+ * insert the session and its two participants. No provider call, no HTTP, no outbox.
+ *
+ * Every phase starts on emptied session tables and makes the same number of sessions, so both sides
+ * see the same table sizes. Rounds alternate which side goes first; figures are medians of rounds.
+ * Then one broker run paced at half the measured maximum rate (open loop, evenly spaced, at most 20 s)
+ * gives the p99 at half load.
+ *
+ * PostgreSQL: a throwaway local server with default (durable) settings, or a fresh database on the
+ * server of DATABASE_URL. Prints one JSON object.
+ * Usage: npm run bench:sessions [-- --connections=16 --amount=3000 --rounds=3 --numbers=100]
+ *        npm run bench:sessions -- --scaling   (only: the allocator's candidate query against active sessions)
+ */
+import { cpus } from 'node:os';
+import { Client } from 'pg';
+import { candidateScaling } from './candidate-scaling';
+import { load, paced, type LoadResult } from '../support/load';
+import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
+import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
+import { median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
+
+const CONNECTIONS = numberArg('connections', 16);
+const AMOUNT = numberArg('amount', 3000);
+const ROUNDS = numberArg('rounds', 3);
+const WARMUP = numberArg('warmup', 500);
+const NUMBERS = numberArg('numbers', 100);
+
+/** Each participant number is used once in the whole run, so no create ever meets the pool rule. */
+let participantSeq = 0;
+function freshPair(): [string, string] {
+  participantSeq += 1;
+  const base = 447_000_000_000 + participantSeq * 2;
+  return [`+${base}`, `+${base + 1}`];
+}
+
+function createBody(): string {
+  const [a, b] = freshPair();
+  return JSON.stringify({ channel: 'sms', participants: [{ number: a }, { number: b }] });
+}
+
+/** Claim + session + participants in one round trip: the least SQL that allocates and keeps the rule. */
+const ALLOCATE = `
+  WITH pick AS (
+    SELECT pn.id, pn.number FROM proxy_numbers pn
+     WHERE pn.provider = $2 AND pn.enabled AND $3 = ANY(pn.capabilities)
+       AND NOT EXISTS (SELECT 1 FROM session_participants sp
+                        WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($4::text[]))
+     LIMIT 1
+  ), s AS (
+    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, expires_at)
+    SELECT $1, $3, 'active', $2, pick.id, pick.number, $4::text[], now() + interval '1 hour' FROM pick
+    RETURNING id, proxy_number_id, expires_at
+  )
+  INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
+  SELECT s.id, unnest($4::text[]), s.proxy_number_id, true, s.expires_at FROM s`;
+
+/**
+ * The statements the broker sends for one create, in its two transactions (copied from
+ * apps/broker/src/sessions/session-allocator.ts and sessions.service.ts; the outbox insert simplified to
+ * the event row, since the bench account has no callback URL and so no delivery): the database work
+ * of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the minimal SQL goes.
+ */
+async function brokerStatements(client: Client, accountId: string): Promise<void> {
+  const participants = freshPair();
+  await client.query('BEGIN');
+  await client.query(
+    `UPDATE session_participants sp SET active = false
+      WHERE sp.active AND sp.expires_at <= now() AND sp.number = ANY($2::text[])
+        AND sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1)`,
+    ['primary', participants],
+  );
+  const picked = await client.query<{ id: string; number: string }>(
+    `SELECT pn.id, pn.number FROM proxy_numbers pn
+      WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
+        AND NOT EXISTS (SELECT 1 FROM session_participants sp
+                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($3::text[]))
+      ORDER BY (SELECT count(*) FROM session_participants sp WHERE sp.proxy_number_id = pn.id AND sp.active), pn.number
+      LIMIT 1`,
+    ['primary', 'sms', participants],
+  );
+  const number = picked.rows[0];
+  const inserted = await client.query<{ id: string; expires_at: Date }>(
+    `INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at)
+     VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
+     RETURNING id, created_at, expires_at`,
+    [accountId, 'sms', 'primary', number.id, number.number, participants, null, '{}', 3600],
+  );
+  const row = inserted.rows[0];
+  await client.query(
+    `INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
+     SELECT $1, unnest($2::text[]), $3, true, $4`,
+    [row.id, participants, number.id, row.expires_at],
+  );
+  await client.query('COMMIT');
+  await client.query('BEGIN');
+  await client.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [
+    row.id,
+    `b-${row.id}`,
+  ]);
+  await client.query(
+    `INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at) VALUES (gen_random_uuid(), $1, $2, 'session.created', $3, now())`,
+    [accountId, row.id, JSON.stringify({ session: { id: row.id, participants } })],
+  );
+  await client.query('COMMIT');
+}
+
+interface Phase {
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+async function minimalAllocation(client: Client, accountId: string): Promise<void> {
+  const result = await client.query(ALLOCATE, [accountId, 'primary', 'sms', freshPair()]);
+  if (result.rowCount !== 2) throw new Error(`allocation made ${result.rowCount} participant rows`);
+}
+
+type Allocation = (client: Client, accountId: string) => Promise<void>;
+
+async function sqlPhase(url: string, accountId: string, amount: number, allocate: Allocation = minimalAllocation): Promise<Phase> {
+  const clients = await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      return client;
+    }),
+  );
+  const latencies: number[] = [];
+  let left = amount;
+  const started = nowMs();
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        while (left-- > 0) {
+          const t0 = nowMs();
+          await allocate(client, accountId);
+          latencies.push(nowMs() - t0);
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+  const seconds = (nowMs() - started) / 1000;
+  return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+function brokerPhase(url: string, amount: number, overallRate?: number): Promise<LoadResult> {
+  return load({
+    url,
+    path: '/v1/sessions',
+    method: 'POST',
+    headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
+    body: createBody,
+    connections: CONNECTIONS,
+    amount,
+    overallRate,
+  });
+}
+
+function assertAllCreated(result: LoadResult, amount: number): void {
+  if (result.errors > 0 || result.statuses['201'] !== amount) {
+    throw new Error(`expected ${amount} × 201, got ${JSON.stringify(result.statuses)} and ${result.errors} errors`);
+  }
+}
+
+async function sessionCount(url: string): Promise<number> {
+  return withClient(
+    url,
+    async (c) => (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE status = 'active'`)).rows[0].n,
+  );
+}
+
+async function main(): Promise<void> {
+  const db = await startDatabase('bench_sessions', { external: process.env.DATABASE_URL });
+  const sim = await startSimulatorProcess();
+  const broker = await startBrokerProcess(db.url, sim.url, {
+    SIM_SEED_NUMBERS: String(NUMBERS),
+    SESSION_SWEEP_INTERVAL_MS: '3600000',
+    BREAKER_HEALTH_INTERVAL_MS: '3600000',
+  });
+  try {
+    const accountId = await withClient(
+      db.url,
+      async (c) => (await c.query<{ account_id: string }>('SELECT account_id FROM api_keys LIMIT 1')).rows[0].account_id,
+    );
+
+    if (process.argv.includes('--scaling')) {
+      await resetSessions(db.url);
+      const scaling = await withClient(db.url, (client) => candidateScaling(client, accountId));
+      console.log(
+        JSON.stringify({ benchmark: 'sessions --scaling', candidateQuery: scaling, postgres: db.describe, node: process.version }, null, 2),
+      );
+      return;
+    }
+
+    // Warm-up: JIT, connection pools, plans.
+    await resetSessions(db.url);
+    assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
+    await sqlPhase(db.url, accountId, WARMUP);
+    await sqlPhase(db.url, accountId, WARMUP, brokerStatements);
+
+    const sql: Phase[] = [];
+    const statements: Phase[] = [];
+    const http: Phase[] = [];
+    const contenders: Array<() => Promise<void>> = [
+      async () => {
+        await resetSessions(db.url);
+        sql.push(await sqlPhase(db.url, accountId, AMOUNT));
+        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('SQL phase: session count mismatch');
+      },
+      async () => {
+        await resetSessions(db.url);
+        statements.push(await sqlPhase(db.url, accountId, AMOUNT, brokerStatements));
+        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-statements phase: session count mismatch');
+      },
+      async () => {
+        await resetSessions(db.url);
+        const result = await brokerPhase(broker.url, AMOUNT);
+        assertAllCreated(result, AMOUNT);
+        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker phase: session count mismatch');
+        const rule = await checkPoolRule(db.url);
+        if (rule.violations || rule.unguarded) throw new Error(`pool rule broken: ${JSON.stringify(rule)}`);
+        http.push(result);
+      },
+    ];
+    // The order rotates each round, so no contender always runs first or last.
+    for (let i = 0; i < ROUNDS; i++) {
+      for (let j = 0; j < contenders.length; j++) await contenders[(i + j) % contenders.length]();
+    }
+
+    const brokerMax = median(http.map((p) => p.perSecond));
+    const sqlMax = median(sql.map((p) => p.perSecond));
+    const statementsMax = median(statements.map((p) => p.perSecond));
+    await resetSessions(db.url);
+    const halfRate = Math.max(1, Math.round(brokerMax / 2));
+    // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
+    const halfStarted = nowMs();
+    const half = await paced({
+      url: broker.url,
+      path: '/v1/sessions',
+      method: 'POST',
+      headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
+      body: createBody,
+      rate: halfRate,
+      amount: Math.min(AMOUNT, halfRate * 20),
+    });
+    const halfSeconds = (nowMs() - halfStarted) / 1000;
+    const halfLatencies = half.map((r) => r.latencyMs);
+    if (half.some((r) => r.status !== 201)) throw new Error('half-rate phase: a create did not answer 201');
+    const brokerP99 = median(http.map((p) => p.p99));
+    const summary = (phases: Phase[]) => ({
+      perSecond: round(median(phases.map((p) => p.perSecond))),
+      p50Ms: round(median(phases.map((p) => p.p50)), 2),
+      p99Ms: round(median(phases.map((p) => p.p99)), 2),
+      rounds: phases.map((p) => round(p.perSecond)),
+    });
+
+    console.log(
+      JSON.stringify(
+        {
+          benchmark: 'sessions',
+          connections: CONNECTIONS,
+          sessionsPerPhase: AMOUNT,
+          rounds: ROUNDS,
+          proxyNumbersPerProvider: NUMBERS,
+          broker: summary(http),
+          sqlMinimal: summary(sql),
+          brokerStatementsOnly: summary(statements),
+          ratio: ratio(brokerMax, sqlMax),
+          // Each round's phases are adjacent in time: their ratio cancels the machine's slow drifts.
+          ratioPerRound: http.map((p, i) => ratio(p.perSecond, sql[i].perSecond)),
+          target: 0.5,
+          targetMet: brokerMax / sqlMax >= 0.5,
+          brokerVsItsOwnStatements: ratio(brokerMax, statementsMax),
+          ownStatementsVsMinimal: ratio(statementsMax, sqlMax),
+          halfMaxRate: {
+            ratePerSecond: halfRate,
+            creates: half.length,
+            achievedPerSecond: round(half.length / halfSeconds),
+            p50Ms: round(percentile(halfLatencies, 50), 2),
+            p99Ms: round(percentile(halfLatencies, 99), 2),
+            p99VsMaxRateP99: ratio(percentile(halfLatencies, 99), brokerP99),
+          },
+          postgres: db.describe,
+          node: process.version,
+          cpus: cpus().length,
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await broker.stop();
+    await sim.stop();
+    await db.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,215 @@
+/**
+ * The product as separate real processes, for benchmarks and drills: a PostgreSQL server, the CPaaS
+ * simulator (`dist/apps/cpaas-sim/src/main.js`) and any number of brokers (`dist/apps/broker/src/main.js`,
+ * what `npm start` runs), each on its own loopback port. Needs `npm run build` first.
+ *
+ * Everything here waits by counting bounded attempts, never by measuring time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { LocalPostgres } from '@app/database';
+
+export const BENCH_API_KEY = 'bench-key-aaaaaaaaaaaaaaaaaaaaaaaa';
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+export const BENCH_WEBHOOK_SECRET = 'bench-sim-webhook-secret';
+
+const BROKER_MAIN = 'dist/apps/broker/src/main.js';
+const SIM_MAIN = 'dist/apps/cpaas-sim/src/main.js';
+/** Output kept per process: enough to explain a failure, bounded under any load. */
+const OUTPUT_KEEP = 64 * 1024;
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Polls until `check` resolves true, at most `attempts` times. */
+export async function waitFor(what: string, check: () => Promise<boolean>, attempts = 300, pauseMs = 100): Promise<void> {
+  for (let i = 0; i < attempts; i++) {
+    if (await check().catch(() => false)) return;
+    await sleep(pauseMs);
+  }
+  throw new Error(`${what}: not reached after ${attempts} attempts`);
+}
+
+export interface ChildHandle {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  running(): boolean;
+  /** SIGTERM, then wait for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: what `kill -9` does. */
+  kill9(): Promise<void>;
+}
+
+function spawnNode(script: string, env: Record<string, string>, nodeArgs: string[] = []): ChildHandle {
+  const child = spawn(process.execPath, [...nodeArgs, resolve(script)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.length > OUTPUT_KEEP * 2) out = out.slice(-OUTPUT_KEEP);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const signal = async (name: NodeJS.Signals) => {
+    if (running()) child.kill(name);
+    await exited;
+  };
+  return { child, output: () => out, exited, running, stop: () => signal('SIGTERM'), kill9: () => signal('SIGKILL') };
+}
+
+/** A PostgreSQL database of its own: a throwaway local server, or a fresh database on DATABASE_URL's server. */
+export interface BenchDatabase {
+  url: string;
+  /** The local server, when this started one (drills stop and start it). */
+  server?: LocalPostgres;
+  dataDir?: string;
+  port: number;
+  describe: string;
+  /** Stops the server (keeping its data) so it refuses connections; `restart` brings it back on the same port. */
+  stopServer(): Promise<void>;
+  restartServer(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+export async function startDatabase(
+  name: string,
+  options: { external?: string; settings?: Record<string, string> } = {},
+): Promise<BenchDatabase> {
+  if (options.external) {
+    const database = `${name}_${randomBytes(4).toString('hex')}`;
+    const admin = new Client({ connectionString: options.external });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const parsed = new URL(options.external);
+    parsed.pathname = `/${database}`;
+    const fail = () => Promise.reject(new Error('cannot stop a server given by DATABASE_URL'));
+    return {
+      url: parsed.toString(),
+      port: Number(parsed.port || 5432),
+      describe: 'DATABASE_URL server',
+      stopServer: fail,
+      restartServer: fail,
+      drop: async () => {
+        const again = new Client({ connectionString: options.external });
+        await again.connect();
+        await again.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await again.end();
+      },
+    };
+  }
+  const dataDir = await mkdtemp(join(tmpdir(), `${name}-`));
+  await chmod(dataDir, 0o755);
+  let server = await LocalPostgres.start({ dataDir, database: name, settings: options.settings });
+  const port = server.port;
+  const settingsNote = options.settings ? `settings ${JSON.stringify(options.settings)}` : 'default (durable) settings';
+  const handle: BenchDatabase = {
+    url: server.url,
+    server,
+    dataDir,
+    port,
+    describe: `local PostgreSQL ${server.binaries.major} (${server.binaries.source}), ${settingsNote}`,
+    stopServer: () => server.stop(),
+    restartServer: async () => {
+      server = await LocalPostgres.start({ dataDir, port, database: name, settings: options.settings });
+      handle.server = server;
+    },
+    drop: async () => {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}
+
+export interface SimulatorProcess extends ChildHandle {
+  url: string;
+}
+
+export async function startSimulatorProcess(brokerUrl = 'http://127.0.0.1:9'): Promise<SimulatorProcess> {
+  const port = await freePort();
+  const handle = spawnNode(SIM_MAIN, { SIM_PORT: String(port), BROKER_URL: brokerUrl, SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('simulator listening', async () => {
+    if (!handle.running()) throw new Error(`simulator exited: ${handle.output()}`);
+    return (await fetch(`${url}/_sim/providers/primary/faults`)).ok;
+  });
+  return { ...handle, url };
+}
+
+export interface BrokerProcess extends ChildHandle {
+  url: string;
+  port: number;
+  env: Record<string, string>;
+}
+
+/**
+ * One broker as `npm start` runs it, against `databaseUrl`, with `primary` and `failover` on the
+ * simulator at `simUrl`; `env` adds or overrides variables. Resolves once /health/ready says 200.
+ */
+export async function startBrokerProcess(
+  databaseUrl: string,
+  simUrl: string,
+  env: Record<string, string> = {},
+  options: { port?: number; waitReady?: boolean; nodeArgs?: string[] } = {},
+): Promise<BrokerProcess> {
+  const port = options.port ?? (await freePort());
+  const fullEnv = {
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    PROVIDERS: `primary=sim:${simUrl},failover=sim:${simUrl}`,
+    SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+    BROKER_API_KEY: BENCH_API_KEY,
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
+  const handle = spawnNode(BROKER_MAIN, fullEnv, options.nodeArgs);
+  const url = `http://127.0.0.1:${port}`;
+  if (options.waitReady ?? true) {
+    await waitFor('broker ready', async () => {
+      if (!handle.running()) throw new Error(`broker exited: ${handle.output()}`);
+      return (await fetch(`${url}/health/ready`)).status === 200;
+    });
+  }
+  return { ...handle, url, port, env: fullEnv };
+}
+
+export type FaultMode = 'ok' | 'down' | 'error' | 'timeout' | 'reject' | 'flaky';
+
+export async function setFault(
+  simUrl: string,
+  provider: string,
+  fault: { mode: FaultMode; errorRate?: number; latencyMs?: number },
+): Promise<void> {
+  const res = await fetch(`${simUrl}/_sim/providers/${provider}/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(fault),
+  });
+  if (!res.ok) throw new Error(`setting ${provider} faults failed: ${res.status} ${await res.text()}`);
+}
