@@ -234,6 +234,11 @@ describe('GET /v1/health/cpaas is served from memory', () => {
       await request(broker.url).get('/health/ready').expect(503);
       const res = await request(broker.url).get('/v1/health/cpaas').expect(200);
       expect(res.body.providers[0]).toMatchObject({ name: 'primary', state: 'CLOSED' });
+      // Meanwhile a create is told to retry, not that the broker is broken.
+      const create = await createSession(broker.url, sessionBody(freshPair()));
+      expect(create.status).toBe(503);
+      expect(create.headers['retry-after']).toBe('5');
+      expect(create.body).toMatchObject({ type: '/problems/database-unavailable', title: 'Database unavailable' });
     } finally {
       await admin.query(`ALTER DATABASE ${broker.db.name} ALLOW_CONNECTIONS true`);
       await admin.end();

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from './database-unavailable';
 import { PROBLEM_CONTENT_TYPE, ProblemException, problemType, type ProblemDetails } from './problem';
 
 /** body-parser's error kinds, which reach us as plain errors with a `type` and a `status`. */
@@ -31,6 +32,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       response.end();
       return;
     }
+    if (problem.status === 503) response.setHeader('Retry-After', '5');
     response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   }
 
@@ -41,6 +43,15 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status < 500) return { type: 'about:blank', title: statusTitle(status), status, detail: httpDetail(exception, request) };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: exception, method: request.method, url: request.originalUrl }, 'database unavailable');
+      return {
+        type: problemType('database-unavailable'),
+        title: 'Database unavailable',
+        status: 503,
+        detail: 'The broker cannot reach its database right now. Retry shortly, with the same Idempotency-Key.',
+      };
     }
     const errorId = randomUUID();
     this.logger.error({ err: exception, errorId, method: request.method, url: request.originalUrl }, `unhandled error ${errorId}`);

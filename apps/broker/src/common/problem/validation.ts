@@ -1,5 +1,8 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { ValidationProblem, type FieldError } from './problem';
+
+/** No request body of ours nests deeper; a deeper one would only exhaust the stack of the transformer. */
+export const MAX_BODY_DEPTH = 32;
 
 /** Flattens class-validator's tree into one entry per bad field, with its path. */
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
@@ -13,9 +16,30 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[
   });
 }
 
+/** Whether a parsed JSON value nests deeper than `max`; iterative, so any depth is measured safely. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(item as Record<string, unknown>)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** The one validation pipe: DTOs are whitelists, unknown fields are errors, values are transformed. */
+class BrokerValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if ((metadata.type === 'body' || metadata.type === 'query') && nestsDeeperThan(value, MAX_BODY_DEPTH)) {
+      throw new ValidationProblem([{ field: metadata.type, message: `nests deeper than ${MAX_BODY_DEPTH} levels` }]);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new BrokerValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,

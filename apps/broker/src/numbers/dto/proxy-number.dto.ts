@@ -1,5 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateIf,
+} from 'class-validator';
 import type { Channel } from '../proxy-number.entity';
 
 export const E164 = /^\+[1-9]\d{6,14}$/;
@@ -15,7 +26,9 @@ export class AddProxyNumberDto {
   number: string;
 
   @ApiPropertyOptional({ type: [String], enum: ['sms', 'voice'], default: ['sms', 'voice'] })
-  @IsOptional()
+  // Left out means both; null is not a list of capabilities.
+  @ValidateIf((dto: AddProxyNumberDto) => dto.capabilities !== undefined)
+  @IsArray({ message: 'capabilities must be a list of sms and/or voice' })
   @ArrayMinSize(1)
   @ArrayMaxSize(2)
   @ArrayUnique()
