@@ -230,9 +230,14 @@ describe('sessions API', () => {
 
       const read = await request(broker.url).get(`/v1/sessions/${session.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200);
       expect(read.body.status).toBe('expired');
-      // Its participants are free again on that very number.
-      const next = (await createSession(broker.url, sessionBody(pair)).expect(201)).body;
-      expect(next.proxyNumber).toBe(session.proxyNumber);
+      // Its participants are free again on that very number, the only one left enabled.
+      await db.query('UPDATE proxy_numbers SET enabled = false WHERE number <> $1', [session.proxyNumber]);
+      try {
+        const next = (await createSession(broker.url, sessionBody(pair)).expect(201)).body;
+        expect(next.proxyNumber).toBe(session.proxyNumber);
+      } finally {
+        await db.query('UPDATE proxy_numbers SET enabled = true');
+      }
 
       await clearSimCalls(broker.sim.url, 'primary');
       await broker.app.get(SessionSweeper).sweep();

@@ -12,13 +12,17 @@ const REFRESH_MS = 5_000;
 const EMPTY: ProviderPoolUsage = { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
 
 /**
- * Active sessions and pool use per provider, read from the database every few seconds and kept in
- * memory, so GET /v1/health/cpaas can show them without touching the database when polled.
+ * Active sessions and pool use per provider, and the load of each proxy number, read from the
+ * database every few seconds and kept in memory: GET /v1/health/cpaas shows them without touching
+ * the database, and the allocator orders numbers least loaded first without counting sessions on
+ * every create. Between two reads this replica adds its own reservations to the counts.
  */
 @Injectable()
 export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(PoolUsage.name);
   private usage = new Map<string, ProviderPoolUsage>();
+  /** Active sessions per proxy number id, as of the last read plus this replica's reservations since. */
+  private load = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
 
@@ -39,6 +43,15 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
     return this.usage.get(provider) ?? EMPTY;
   }
 
+  /** Ids of the numbers carrying sessions, least loaded first; a number not listed carries none. */
+  loadOrder(): string[] {
+    return [...this.load.entries()].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+  }
+
+  noteReserved(proxyNumberId: string): void {
+    this.load.set(proxyNumberId, (this.load.get(proxyNumberId) ?? 0) + 1);
+  }
+
   refresh(): Promise<void> {
     this.refreshing ??= this.read()
       .catch((error: unknown) => this.logger.warn(`pool usage not refreshed: ${(error as Error).message}`))
@@ -50,16 +63,19 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
     const numbers: Array<{ provider: string; total: number; enabled: number }> = await this.dataSource.query(
       `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,
     );
-    const sessions: Array<{ provider: string; active: number; in_use: number }> = await this.dataSource.query(
-      `SELECT provider, count(*)::int AS active, count(DISTINCT proxy_number_id)::int AS in_use
-         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider`,
+    const perNumber: Array<{ provider: string; proxy_number_id: string; active: number }> = await this.dataSource.query(
+      `SELECT provider, proxy_number_id, count(*)::int AS active
+         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider, proxy_number_id`,
     );
     const usage = new Map<string, ProviderPoolUsage>();
     for (const n of numbers) usage.set(n.provider, { activeSessions: 0, pool: { total: n.total, enabled: n.enabled, inUse: 0 } });
-    for (const s of sessions) {
-      const entry = usage.get(s.provider) ?? { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
-      usage.set(s.provider, { activeSessions: s.active, pool: { ...entry.pool, inUse: s.in_use } });
+    const load = new Map<string, number>();
+    for (const row of perNumber) {
+      load.set(row.proxy_number_id, row.active);
+      const entry = usage.get(row.provider) ?? { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
+      usage.set(row.provider, { activeSessions: entry.activeSessions + row.active, pool: { ...entry.pool, inUse: entry.pool.inUse + 1 } });
     }
     this.usage = usage;
+    this.load = load;
   }
 }
