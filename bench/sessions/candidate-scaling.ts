@@ -1,20 +1,12 @@
 /**
- * How the allocator's choice of proxy number scales with the number of active sessions: its candidate
- * query (copied from apps/broker/src/sessions/session-allocator.ts) orders the eligible numbers by how
- * many active participants each carries, which counts every active participant row of the provider.
- * Sessions are added in bulk (one statement) between measurements; each figure is the median of 30
- * runs of the query, as a multiple of the same query on an empty table (same run).
+ * How the allocator's reservation scales with the number of active sessions: the allocator's own
+ * statement (`RESERVE_SQL`, run as it is, inside a transaction that is rolled back so the table does
+ * not change between samples). Sessions are added in bulk (one statement) between measurements; each
+ * figure is the median of 30 runs, as a multiple of the same statement on an empty table (same run).
  */
 import type { Client } from 'pg';
+import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { median, nowMs, ratio, round } from '../support/stats';
-
-const CANDIDATES = `
-  SELECT pn.id, pn.number FROM proxy_numbers pn
-   WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
-     AND NOT EXISTS (SELECT 1 FROM session_participants sp
-                      WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($3::text[]))
-   ORDER BY (SELECT count(*) FROM session_participants sp WHERE sp.proxy_number_id = pn.id AND sp.active), pn.number
-   LIMIT 1`;
 
 /** Active sessions spread evenly over the primary's numbers, participants never reused. */
 const BULK = `
@@ -32,9 +24,12 @@ export async function candidateScaling(client: Client, accountId: string, steps 
   const time = async () => {
     const samples: number[] = [];
     for (let i = 0; i < 30; i++) {
+      const pair = ['+447000000001', '+447000000002'];
+      await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(CANDIDATES, ['primary', 'sms', ['+447000000001', '+447000000002']]);
+      await client.query(RESERVE_SQL, ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600]);
       samples.push(nowMs() - t0);
+      await client.query('ROLLBACK');
     }
     return median(samples);
   };

@@ -24,6 +24,7 @@
  */
 import { cpus } from 'node:os';
 import { Client } from 'pg';
+import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { candidateScaling } from './candidate-scaling';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
@@ -73,36 +74,19 @@ const ALLOCATE = `
  */
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
-  await client.query('BEGIN');
-  await client.query(
-    `UPDATE session_participants sp SET active = false
-      WHERE sp.active AND sp.expires_at <= now() AND sp.number = ANY($2::text[])
-        AND sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1)`,
-    ['primary', participants],
-  );
-  const picked = await client.query<{ id: string; number: string }>(
-    `SELECT pn.id, pn.number FROM proxy_numbers pn
-      WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
-        AND NOT EXISTS (SELECT 1 FROM session_participants sp
-                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($3::text[]))
-      ORDER BY (SELECT count(*) FROM session_participants sp WHERE sp.proxy_number_id = pn.id AND sp.active), pn.number
-      LIMIT 1`,
-    ['primary', 'sms', participants],
-  );
-  const number = picked.rows[0];
-  const inserted = await client.query<{ id: string; expires_at: Date }>(
-    `INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at)
-     VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))
-     RETURNING id, created_at, expires_at`,
-    [accountId, 'sms', 'primary', number.id, number.number, participants, null, '{}', 3600],
-  );
-  const row = inserted.rows[0];
-  await client.query(
-    `INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
-     SELECT $1, unnest($2::text[]), $3, true, $4`,
-    [row.id, participants, number.id, row.expires_at],
-  );
-  await client.query('COMMIT');
+  // The allocator's own statement (one round trip, no explicit transaction), load order empty.
+  const reserved = await client.query<{ id: string; expires_at: Date }>(RESERVE_SQL, [
+    'primary',
+    'sms',
+    [...participants].sort(),
+    [],
+    accountId,
+    participants,
+    null,
+    '{}',
+    3600,
+  ]);
+  const row = reserved.rows[0];
   await client.query('BEGIN');
   await client.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [
     row.id,

@@ -32,7 +32,7 @@ const MAX_ATTEMPTS = 8;
  * it) in load order, the pending session, and its two participant rows. Being one statement it is
  * one round trip and atomic without an explicit transaction.
  */
-const RESERVE = `
+export const RESERVE_SQL = `
   WITH candidate AS (
     SELECT pn.id, pn.number FROM proxy_numbers pn
      WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
@@ -89,7 +89,7 @@ export class SessionAllocator {
 
   private async tryReserve(request: ReservationRequest, numbers: string[]): Promise<Session> {
     const rows: Array<{ id: string; proxy_number_id: string; proxy_number: string; created_at: Date; expires_at: Date }> =
-      await this.dataSource.query(RESERVE, [
+      await this.dataSource.query(RESERVE_SQL, [
         request.provider,
         request.channel,
         numbers,
