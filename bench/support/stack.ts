@@ -8,11 +8,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { LocalPostgres } from '@app/database';
+import { LocalPostgres, freePort } from '@app/database';
 
 export const BENCH_API_KEY = 'bench-key-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -27,16 +26,7 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort };
 
 /** Polls until `check` resolves true, at most `attempts` times. */
 export async function waitFor(what: string, check: () => Promise<boolean>, attempts = 300, pauseMs = 100): Promise<void> {
@@ -199,17 +189,4 @@ export async function startBrokerProcess(
   return { ...handle, url, port, env: fullEnv };
 }
 
-export type FaultMode = 'ok' | 'down' | 'error' | 'timeout' | 'reject' | 'flaky';
-
-export async function setFault(
-  simUrl: string,
-  provider: string,
-  fault: { mode: FaultMode; errorRate?: number; latencyMs?: number },
-): Promise<void> {
-  const res = await fetch(`${simUrl}/_sim/providers/${provider}/faults`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(fault),
-  });
-  if (!res.ok) throw new Error(`setting ${provider} faults failed: ${res.status} ${await res.text()}`);
-}
+export { setFault, type FaultMode } from '../../test/support/sim-control';

@@ -1,16 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+import { freePort } from '@app/database';
+
+export { freePort };
 
 /** Builds dist/ once for the tests that run the product as `npm start` does. */
 export function buildOnce(): void {

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '@app/database';
 import { runCli, type CliIo } from './cli';
 import { COMMANDS } from './commands';
 
@@ -15,16 +15,7 @@ async function run(argv: string[], env: { url?: string; adminToken?: string } = 
 }
 
 /** A loopback port with nothing listening on it. */
-function closedPort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+const closedPort = freePort;
 
 describe('operator CLI: command line', () => {
   it('prints help listing every command, with exit code 0', async () => {

@@ -357,7 +357,8 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
   }
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 with nothing listening on it now. */
+export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
     server.once('error', fail);
