@@ -47,3 +47,4 @@ export {
   type SimVoiceInstruction,
 } from './sim/sim-protocol';
 export { parseSimInbound, parseSimStatus } from './sim/sim-webhooks';
+export { readLimited } from './read-limited';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { signSimWebhook, systemClock, type Clock } from '@app/cpaas';
+import { readLimited, signSimWebhook, systemClock, type Clock } from '@app/cpaas';
 import { Agent } from 'undici';
 import type { SimulatorConfig } from '../config/sim-config';
 import { SIM_CONFIG } from '../sim-config.token';
@@ -52,7 +52,7 @@ export class BrokerWebhooks implements OnModuleDestroy {
     return {
       status: response.statusCode,
       contentType: Array.isArray(contentType) ? contentType[0] : contentType,
-      body: await readLimited(response.body),
+      body: await readLimited(response.body, MAX_ANSWER_BYTES),
     };
   }
 
@@ -72,19 +72,4 @@ export class BrokerWebhooks implements OnModuleDestroy {
     this.shutdown.abort();
     await this.agent.destroy();
   }
-}
-
-async function readLimited(body: AsyncIterable<unknown> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy();
-      break;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

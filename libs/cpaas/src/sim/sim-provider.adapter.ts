@@ -26,6 +26,7 @@ import {
 import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
+import { readLimited } from '../read-limited';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -165,7 +166,7 @@ export class SimProviderAdapter implements CpaasProvider {
         signal: abort.signal,
       });
       status = response.statusCode;
-      text = await readAnswer(response.body);
+      text = await readLimited(response.body, MAX_ANSWER_BYTES);
     } catch (error) {
       if (timedOut || isTimeoutError(error))
         return fail({ countsAgainstProvider: true, cause: 'timeout' }, `no answer within ${this.options.timeoutMs} ms`);
@@ -216,21 +217,6 @@ function mapReading<T, U>(reading: Reading<T>, map: (value: T) => U): Reading<U>
 
 function instruction(body: SimVoiceInstruction): VoiceInstruction {
   return { contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
-}
-
-async function readAnswer(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_ANSWER_BYTES) {
-      body.destroy();
-      break;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -1,6 +1,6 @@
+import { CursorPageQueryDto } from '../../common/pagination/cursor-page-query.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsOptional } from 'class-validator';
 import type { Channel } from '../../numbers/proxy-number.entity';
 import type { Session } from '../session.entity';
 
@@ -69,24 +69,11 @@ export class SessionListDto {
   nextCursor: string | null;
 }
 
-export class ListSessionsQueryDto {
+export class ListSessionsQueryDto extends CursorPageQueryDto {
   @ApiPropertyOptional({ enum: ['active', 'closed', 'expired'] })
   @IsOptional()
   @IsIn(['active', 'closed', 'expired'], { message: 'status must be active, closed or expired' })
   status?: PublicSessionStatus;
-
-  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(200, { message: 'limit must be at most 200' })
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'From `nextCursor` of the previous page.' })
-  @IsOptional()
-  @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor must be a nextCursor returned by this route' })
-  cursor?: string;
 }
 
 export class InteractionDto {

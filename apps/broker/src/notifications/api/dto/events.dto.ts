@@ -1,25 +1,12 @@
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-page-query.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsOptional, IsUUID } from 'class-validator';
 
-export class ListEventsQueryDto {
+export class ListEventsQueryDto extends CursorPageQueryDto {
   @ApiPropertyOptional({ description: 'Only the events of this session.', format: 'uuid' })
   @IsOptional()
   @IsUUID('all', { message: 'session must be a session id' })
   session?: string;
-
-  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(200, { message: 'limit must be at most 200' })
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'From `nextCursor` of the previous page.' })
-  @IsOptional()
-  @Matches(/^[A-Za-z0-9_-]{1,200}$/, { message: 'cursor must be a nextCursor returned by this route' })
-  cursor?: string;
 }
 
 export class DeliverySummaryDto {
