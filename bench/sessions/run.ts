@@ -21,6 +21,9 @@
  * server of DATABASE_URL. Prints one JSON object.
  * Usage: npm run bench:sessions [-- --connections=16 --amount=3000 --rounds=3 --numbers=100]
  *        npm run bench:sessions -- --scaling   (only: the allocator's candidate query against active sessions)
+ *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
+ *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
+ *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
@@ -192,7 +195,9 @@ async function main(): Promise<void> {
     SESSION_SWEEP_INTERVAL_MS: '3600000',
     BREAKER_HEALTH_INTERVAL_MS: '3600000',
   };
-  const broker = await startBrokerProcess(db.url, sim.url, brokerEnv);
+  // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
+  const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];
+  const broker = await startBrokerProcess(db.url, sim.url, brokerEnv, { nodeArgs: profile });
   try {
     const accountId = await withClient(
       db.url,

@@ -173,7 +173,7 @@ export class SessionsService {
   }
 
   /** One statement, one commit: the activation and its `session.created` event (SessionEvents.activated). */
-  private async activate(reservation: Session, bindingId: string): Promise<Session> {
+  private async activate(reservation: Session, bindingId: string | null): Promise<Session> {
     const session: Session = { ...reservation, status: 'active', bindingId };
     if (await this.events.activated(this.dataSource, session)) return session;
     // The sweeper removed the reservation while the bind took too long: no 201 for a session that is not stored.
