@@ -84,4 +84,23 @@ describe('failover through a primary outage', () => {
       expect(res.body).toMatchObject({ provider: 'primary', status: 'active' });
     }
   }, 60_000);
+
+  it('fails over within the request when the primary holds the bind past the call timeout, until the breaker opens', async () => {
+    await setFault(broker.sim.url, 'primary', { mode: 'timeout' });
+    try {
+      const held = (await simCalls(broker.sim.url, 'primary', 'bind')).length;
+      for (let i = 1; i <= 5 && (await primaryState()) !== 'OPEN'; i++) {
+        const res = await createSession(broker.url, sessionBody(freshPair()));
+        expect(res.status).toBe(201);
+        expect(res.body.provider).toBe('failover');
+      }
+      const outcomes = (await simCalls(broker.sim.url, 'primary', 'bind')).slice(held).map((b) => b.outcome);
+      expect(outcomes.length).toBeGreaterThan(0);
+      expect(new Set(outcomes)).toEqual(new Set(['timeout']));
+      const primary = (await request(broker.url).get('/v1/health/cpaas').expect(200)).body.providers[0];
+      expect(primary).toMatchObject({ name: 'primary', state: 'OPEN', lastError: 'primary: no answer within 300 ms on bind' });
+    } finally {
+      await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+    }
+  }, 30_000);
 });
