@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { verifyWebhook } from '../apps/broker/src/notifications';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { WebhookReceiver, type ReceivedWebhook } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually } from './support/processes';
@@ -36,7 +36,7 @@ describe('a second webhook secret rotation', () => {
   });
 
   /** Relays one SMS through a fresh session and answers the webhook the receiver got for it. */
-  async function relayedDelivery(): Promise<{ headers: Record<string, unknown>; body: string }> {
+  async function relayedDelivery(): Promise<ReceivedWebhook> {
     const [a, b] = freshPair();
     const session = (await createSession(broker.url, sessionBody([a, b])).expect(201)).body;
     await simInbound(broker.sim.url, session.provider, { channel: 'sms', from: a, to: session.proxyNumber, text: 'hi' });
