@@ -4,10 +4,9 @@
  * where the breaker says.
  */
 import request from 'supertest';
-import type { SchedulerLike } from 'rxjs';
 import { HealthProber } from '../apps/broker/src/providers/health-prober';
-import { BREAKER_SCHEDULER } from '../apps/broker/src/providers/provider-registry';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { advanceBreakerTime } from './support/breaker-time';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { setFault, simCalls } from './support/sim-control';
 
@@ -27,13 +26,6 @@ describe('failover through a primary outage', () => {
     });
   });
   afterAll(() => broker.close());
-
-  /** Moves this broker's breaker time forward by `ms`. */
-  function advanceBreakerTime(ms: number): void {
-    const scheduler = broker.app.get<SchedulerLike>(BREAKER_SCHEDULER);
-    const now = scheduler.now.bind(scheduler);
-    (scheduler as { now: () => number }).now = () => now() + ms;
-  }
 
   async function create(): Promise<{ id: string; provider: string }> {
     const res = await createSession(broker.url, sessionBody(freshPair()));
@@ -84,7 +76,7 @@ describe('failover through a primary outage', () => {
       await create();
     }
     expect(await primaryState()).toBe('HALF_OPEN');
-    advanceBreakerTime(600_000);
+    advanceBreakerTime(broker, 600_000);
     await broker.app.get(HealthProber).tick();
     expect(await primaryState()).toBe('CLOSED');
     expect(await creates(5)).toEqual(Array(5).fill('primary'));

@@ -6,11 +6,10 @@
  */
 import { Client } from 'pg';
 import request from 'supertest';
-import type { SchedulerLike } from 'rxjs';
 import { BreakerStateStore } from '../apps/broker/src/providers/breaker-state.store';
 import { HealthProber } from '../apps/broker/src/providers/health-prober';
-import { BREAKER_SCHEDULER } from '../apps/broker/src/providers/provider-registry';
 import { ADMIN_TOKEN, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { advanceBreakerTime } from './support/breaker-time';
 import { startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 import { setFault, simCalls, type FaultMode } from './support/sim-control';
 
@@ -54,13 +53,6 @@ async function createWith(broker: BrokerHarness, mode: FaultMode): Promise<{ pro
 
 async function probeRounds(broker: BrokerHarness, rounds: number): Promise<void> {
   for (let i = 0; i < rounds; i++) await broker.app.get(HealthProber).tick();
-}
-
-/** Moves this broker's breaker time forward by `ms` (the close gate's duration, instead of waiting it out). */
-function advanceBreakerTime(broker: BrokerHarness, ms: number): void {
-  const scheduler = broker.app.get<SchedulerLike>(BREAKER_SCHEDULER);
-  const now = scheduler.now.bind(scheduler);
-  (scheduler as { now: () => number }).now = () => now() + ms;
 }
 
 /** From CLOSED: five failed creates open the primary. */
