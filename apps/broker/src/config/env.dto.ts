@@ -111,6 +111,10 @@ export class EnvironmentVariables {
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;
 
+  /** How often pool use per provider is read back from the database; 0 reads it only at start (and when asked). */
+  @IntVar(0, 3_600_000)
+  POOL_USAGE_REFRESH_MS = 5_000;
+
   /** How often failed relays are retried (each relay backs off on its own schedule too). */
   @IntVar(10, 3_600_000)
   RELAY_RETRY_INTERVAL_MS = 2_000;

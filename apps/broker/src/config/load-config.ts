@@ -65,6 +65,7 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     adminToken: vars.ADMIN_TOKEN,
     sessions: {
       sweepIntervalMs: vars.SESSION_SWEEP_INTERVAL_MS,
+      poolUsageRefreshMs: vars.POOL_USAGE_REFRESH_MS,
       relayRetryIntervalMs: vars.RELAY_RETRY_INTERVAL_MS,
       outOfSessionReply: vars.OUT_OF_SESSION_REPLY,
       simSeedNumbers: vars.SIM_SEED_NUMBERS,

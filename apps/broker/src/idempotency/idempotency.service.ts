@@ -5,11 +5,16 @@ import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { ProblemException, type ProblemDetails } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import type { Clock } from '../notifications/clock';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const WAIT_STEP_MS = 50;
+const TTL_MS = IDEMPOTENCY_TTL_HOURS * 3_600_000;
+
+/** Where idempotency reads the time (epoch ms): the system clock, one object per app so a test can move its own. */
+export const IDEMPOTENCY_CLOCK = Symbol('IDEMPOTENCY_CLOCK');
 
 /** A JSON text with sorted keys: the same body in another key order is the same request. */
 export function canonicalJson(value: unknown): string {
@@ -27,14 +32,16 @@ interface StoredRecord {
   request_hash: string;
   response_status: number | null;
   response_body: unknown;
-  expired: boolean;
+  created_at: Date;
+  expires_at: Date;
 }
 
 /**
  * `Idempotency-Key` for POST /v1/sessions: the first request with a key runs and its answer is kept
  * 24 h; the same key with the same body replays that answer; with another body it is a 422. A
  * request arriving while the first is still running waits for its answer, so concurrent requests
- * with one key make one session. A 5xx is not kept: the client may retry with the same key.
+ * with one key make one session, unless the first has been running longer than any create can take
+ * (then 409). A 5xx is not kept: the client may retry with the same key. Times come from the clock.
  */
 @Injectable()
 export class IdempotencyService {
@@ -43,6 +50,7 @@ export class IdempotencyService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(IDEMPOTENCY_CLOCK) private readonly clock: Clock,
   ) {
     // Long enough for a create that tries every provider up to its timeout.
     this.maxWaitMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
@@ -61,26 +69,28 @@ export class IdempotencyService {
       );
     }
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
-    for (let waited = 0; ;) {
+    for (;;) {
+      const now = this.clock.now();
       const claimed: unknown[] = await this.dataSource.query(
-        `INSERT INTO idempotency_records (account_id, key, request_hash, expires_at)
-         VALUES ($1, $2, $3, now() + interval '${IDEMPOTENCY_TTL_HOURS} hours')
+        `INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (account_id, key) DO NOTHING RETURNING key`,
-        [accountId, key, requestHash],
+        [accountId, key, requestHash, new Date(now), new Date(now + TTL_MS)],
       );
       if (claimed.length > 0) return this.runFirst(accountId, key, work);
 
       const rows: StoredRecord[] = await this.dataSource.query(
-        `SELECT request_hash, response_status, response_body, expires_at <= now() AS expired
+        `SELECT request_hash, response_status, response_body, created_at, expires_at
            FROM idempotency_records WHERE account_id = $1 AND key = $2`,
         [accountId, key],
       );
       const record = rows[0];
       if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
-      if (record.expired) {
-        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= now()', [
+      if (record.expires_at.getTime() <= now) {
+        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= $3', [
           accountId,
           key,
+          new Date(now),
         ]);
         continue;
       }
@@ -95,18 +105,14 @@ export class IdempotencyService {
       if (record.response_status !== null) {
         response.setHeader(REPLAYED_HEADER, 'true');
         if (record.response_status >= 400) {
-          const problem = record.response_body as ProblemDetails;
-          throw new ProblemException(
-            record.response_status,
-            problem.title,
-            problem.detail,
-            String(problem.type).replace(/^\/problems\//, ''),
-          );
+          // Replayed whole: its extensions (`errors`, `provider`...) too.
+          const { type, title, detail, status: _status, ...extensions } = record.response_body as ProblemDetails;
+          throw new ProblemException(record.response_status, title, detail, String(type).replace(/^\/problems\//, ''), extensions);
         }
         response.status(record.response_status);
         return record.response_body as T;
       }
-      if (waited >= this.maxWaitMs) {
+      if (now - record.created_at.getTime() >= this.maxWaitMs) {
         throw new ProblemException(
           409,
           'Request in progress',
@@ -115,7 +121,6 @@ export class IdempotencyService {
         );
       }
       await new Promise((done) => setTimeout(done, WAIT_STEP_MS));
-      waited += WAIT_STEP_MS;
     }
   }
 
@@ -146,7 +151,8 @@ export class IdempotencyService {
   async purgeExpired(): Promise<number> {
     // TypeORM answers a DELETE with [rows, affected count].
     const [, deleted] = (await this.dataSource.query(
-      'DELETE FROM idempotency_records WHERE expires_at <= now() AND response_status IS NOT NULL',
+      'DELETE FROM idempotency_records WHERE expires_at <= $1 AND response_status IS NOT NULL',
+      [new Date(this.clock.now())],
     )) as [unknown[], number];
     return deleted;
   }

@@ -45,7 +45,9 @@ export class WebhookSecrets {
     }
     const list = secrets.map((s) => s.secret);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(accountId, { secrets: list, until: now + CACHE_TTL_MS });
+    // Never kept past the previous secret's expiry: it stops signing at the end of the overlap, not a cache later.
+    const expiries = secrets.flatMap((s) => (s.expiresAt ? [s.expiresAt.getTime()] : []));
+    this.cache.set(accountId, { secrets: list, until: Math.min(now + CACHE_TTL_MS, ...expiries) });
     return list;
   }
 
