@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, Not } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
@@ -37,7 +37,8 @@ export class SessionsService {
     private readonly callbackUrls: CallbackUrlValidator,
   ) {}
 
-  async create(accountId: string, body: CreateSessionDto): Promise<SessionDto> {
+  /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
+  async create(accountId: string, body: CreateSessionDto, idempotencyKey: string | null = null): Promise<SessionDto> {
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
     const attempts: Attempt[] = [];
@@ -54,6 +55,7 @@ export class SessionsService {
             ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
             callbackUrl: body.callbackUrl ?? null,
             metadata: body.metadata ?? {},
+            idempotencyKey,
           }),
         );
       } catch (error) {
@@ -80,6 +82,15 @@ export class SessionsService {
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
     }
     throw noProvider(attempts);
+  }
+
+  /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
+  async createdWith(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
+    const session = await this.dataSource.getRepository(Session).findOne({
+      where: { accountId, idempotencyKey, status: Not('pending') },
+      order: { createdAt: 'ASC' },
+    });
+    return session ? SessionDto.from(session) : null;
   }
 
   async get(accountId: string, id: string): Promise<SessionDto> {
