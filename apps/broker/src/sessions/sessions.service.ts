@@ -76,12 +76,18 @@ export class SessionsService {
       await this.allocator.release(reservation.id);
       if (!bound.failure.countsAgainstProvider) {
         // The provider refused the request itself (say, a number it cannot serve): another provider would too.
-        throw new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider });
+        throw this.failed(new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider }));
       }
-      attempts.push({ provider, outcome: bound.failure.reason });
+      attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
     }
-    throw noProvider(attempts);
+    throw this.failed(noProvider(attempts));
+  }
+
+  /** Counts a create that ended without a session in `broker_sessions_failed_total{reason}` (the problem's type). */
+  private failed(problem: ProblemException): ProblemException {
+    this.metrics.sessionsFailed.inc({ reason: problem.slug });
+    return problem;
   }
 
   /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
@@ -190,11 +196,13 @@ export class SessionsService {
     // The sweeper removed the reservation while the bind took too long: no 201 for a session that is not stored.
     this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
     await this.releaseBinding(session);
-    throw new ProblemException(
-      503,
-      'Reservation expired',
-      'The proxy number reservation expired while the provider was binding; try again.',
-      'reservation-expired',
+    throw this.failed(
+      new ProblemException(
+        503,
+        'Reservation expired',
+        'The proxy number reservation expired while the provider was binding; try again.',
+        'reservation-expired',
+      ),
     );
   }
 
@@ -230,6 +238,11 @@ function noProvider(attempts: Attempt[]): ProblemException {
     'providers-failed',
     { attempts },
   );
+}
+
+/** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */
+function withoutName(provider: string, reason: string): string {
+  return reason.startsWith(`${provider}: `) ? reason.slice(provider.length + 2) : reason;
 }
 
 function encodeCursor(session: Session): string {
