@@ -249,6 +249,31 @@ describe('DeliveryWorker', () => {
     for (const { deliveryId } of [first, ...waiting]) expect((await delivery(deliveryId)).status).toBe('delivered');
   });
 
+  it('a URL down for an hour gets an attempt every 5 min (at most 6 with the breaker jitter), never the breaker 8 or 10 min', async () => {
+    receiver.answer = () => ({ status: 503 });
+    // The largest draw: every wait as long as its jitter allows.
+    const w = worker({}, () => 0.999_999);
+    const acct = await account();
+    const { deliveryId } = await record(acct, receiver.url);
+    const attemptTimes: number[] = [];
+    // Step the clock from one due time to the next (the delivery's own, or the URL's block), an hour long.
+    for (let step = 0; step < 500 && clock.now() < T0 + HOUR; step++) {
+      const before = receiver.received.length;
+      await run(w);
+      if (receiver.received.length > before) attemptTimes.push(clock.now());
+      const next = (await delivery(deliveryId)).next_attempt_at;
+      if (next === null) throw new Error('the delivery stopped being scheduled');
+      clock.set(Math.max(next.getTime(), clock.now() + 1));
+    }
+    const gaps = attemptTimes.slice(1).map((t, i) => t - attemptTimes[i]);
+    // Failures 1 and 2 on the retry schedule (5 s and 10 s, each +50 %); from the 3rd the URL is down.
+    expect(gaps.slice(0, 2)).toEqual([7_500, 15_000]);
+    const downGaps = gaps.slice(2);
+    expect(downGaps.filter((gap) => gap < 5 * MIN || gap > 6 * MIN).map((gap) => gap / MIN)).toEqual([]);
+    // An hour of 5–6 minute gaps, after the first 22.5 s.
+    expect(downGaps.length).toBeGreaterThanOrEqual(10);
+  });
+
   it('each callback URL has its own breaker: a failing URL opens only its own, and what it skips is postponed, not dropped', async () => {
     receiver.answer = (req) => ({ status: req.path === '/hooks/bad' ? 500 : 200 });
     // The down rule out of the way: the breaker alone.
