@@ -131,7 +131,13 @@ describe('DeliveryWorker', () => {
     expect(got.headers['webhook-id']).toBe(deliveryId);
     expect(got.headers['webhook-timestamp']).toBe(String(T0 / 1000));
     const payload = verifyWebhook(await secrets.signingSecrets(acct), got.headers, got.body, { now: T0 });
-    expect(payload).toEqual({ id: eventId, type: 'session.created', timestamp: new Date(T0).toISOString(), data: { sessionId: 's1' } });
+    // No receivedAt given: the broker learned of it when it was recorded.
+    expect(payload).toEqual({
+      id: eventId,
+      type: 'session.created',
+      timestamp: new Date(T0).toISOString(),
+      data: { sessionId: 's1', receivedAt: new Date(T0).toISOString() },
+    });
     expect(await delivery(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, last_error: null });
   });
 
@@ -381,8 +387,13 @@ describe('DeliveryWorker', () => {
   });
 
   it('sends provider.state_changed to OPS_WEBHOOK_URL, signed with OPS_WEBHOOK_SECRET', async () => {
+    const transitionAt = new Date(T0 - 1_500);
     const recorded = await dataSource.transaction((manager) =>
-      outbox.recordOps(manager, { type: 'provider.state_changed', data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' } }),
+      outbox.recordOps(manager, {
+        type: 'provider.state_changed',
+        data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' },
+        receivedAt: transitionAt,
+      }),
     );
     expect(recorded?.deliveryId).toBeTruthy();
     await run(worker());
@@ -390,7 +401,8 @@ describe('DeliveryWorker', () => {
     expect(got.path).toBe('/hooks/ops');
     expect(verifyWebhook('ops-secret-0123456789', got.headers, got.body, { now: T0 })).toMatchObject({
       type: 'provider.state_changed',
-      data: { provider: 'primary', to: 'OPEN' },
+      timestamp: new Date(T0).toISOString(),
+      data: { provider: 'primary', to: 'OPEN', receivedAt: transitionAt.toISOString() },
     });
   });
 
