@@ -61,7 +61,7 @@ describe('BrokerClient requests', () => {
   });
 
   it('states the version its package.json states', () => {
-    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(join(process.cwd(), 'libs/sdk/package.json'), 'utf8')) as { version: string };
     expect(SDK_VERSION).toBe(pkg.version);
   });
 
