@@ -9,6 +9,7 @@ import { jest } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import {
   BrokerClient,
+  BrokerConflictError,
   BrokerNetworkError,
   BrokerNotFoundError,
   type BrokerEvent,
@@ -78,7 +79,9 @@ describe('SDK parity with the API, against the running broker', () => {
     expect(await client.getCallbackUrl()).toEqual({ callbackUrl });
 
     const status = await client.getWebhookSecretStatus();
-    expect(status).toMatchObject({ configured: true, previousSecretExpiresAt: null });
+    expect(status).toMatchObject({ configured: true, revealed: true, previousSecretExpiresAt: null });
+    // Shown once by the PUT: a reveal is refused from then on.
+    expect(await client.revealWebhookSecret().catch((error: unknown) => error)).toBeInstanceOf(BrokerConflictError);
     const rotated = await client.rotateWebhookSecret();
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(set.webhookSecret);
@@ -99,7 +102,14 @@ describe('SDK parity with the API, against the running broker', () => {
     ).toBe(200);
     const relayed = await waitFor('message.relayed', session.id);
     const [interaction] = await client.listInteractions(session.id);
-    expect(relayed.data).toEqual({ sessionId: session.id, interactionId: interaction.id, from: a, to: b, attempts: 1 });
+    expect(relayed.data).toEqual({
+      sessionId: session.id,
+      interactionId: interaction.id,
+      from: a,
+      to: b,
+      attempts: 1,
+      receivedAt: expect.any(String),
+    });
     expect(describeEvent(relayed)).toContain(`${a} -> ${b}`);
 
     const voice = await client.createSession({ channel: 'voice', participants: participants() });

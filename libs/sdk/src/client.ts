@@ -19,6 +19,7 @@ import type {
   Interaction,
   ListEventsQuery,
   ListSessionsQuery,
+  RevealedWebhookSecret,
   RotatedWebhookSecret,
   Session,
   SessionPage,
@@ -186,6 +187,17 @@ export class BrokerClient {
   /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */
   async getWebhookSecretStatus(options: CallOptions = {}): Promise<WebhookSecretStatus> {
     return this.json<WebhookSecretStatus>({ method: 'GET', path: '/v1/account/webhook-secret' }, options);
+  }
+
+  /**
+   * The current signing secret, if it was never shown (the account's first one, made with the account):
+   * shown this once. A secret already shown is a BrokerConflictError (409): rotate for a new one.
+   */
+  async revealWebhookSecret(options: CallOptions = {}): Promise<RevealedWebhookSecret> {
+    return this.json<RevealedWebhookSecret>(
+      { method: 'POST', path: '/v1/account/webhook-secret/reveal' },
+      { ...options, retries: options.retries ?? 0 },
+    );
   }
 
   /**

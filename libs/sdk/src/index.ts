@@ -55,6 +55,7 @@ export type {
   ProblemFieldError,
   ProviderHealth,
   ProviderStateChangedData,
+  RevealedWebhookSecret,
   RotatedWebhookSecret,
   Session,
   SessionEventData,
@@ -63,6 +64,7 @@ export type {
   SessionStatus,
   WebhookEvent,
   WebhookSecretStatus,
+  WebhookEventDataBase,
 } from './types';
 export { SDK_VERSION } from './version';
 export {

@@ -124,8 +124,8 @@ export interface AccountCallbackUrl {
   /** Where session events go when a session has no callbackUrl of its own; null when unset. */
   callbackUrl: string | null;
   /**
-   * The account's webhook signing secret (`whsec_…`), present only in the answer that created it: keep it,
-   * the broker never shows it again (`rotateWebhookSecret()` makes a new one).
+   * The account's webhook signing secret (`whsec_…`), present only when it was never shown before: keep
+   * it, the broker never shows it again (`rotateWebhookSecret()` makes a new one).
    */
   webhookSecret?: string;
 }
@@ -133,8 +133,19 @@ export interface AccountCallbackUrl {
 /** `GET /v1/account/webhook-secret`: never the secret itself. */
 export interface WebhookSecretStatus {
   configured: boolean;
+  /** Whether the current secret was already shown; false: `revealWebhookSecret()` shows it, once. */
+  revealed: boolean;
   createdAt: string | null;
   /** Until then the previous secret signs too (24 h after a rotation). */
+  previousSecretExpiresAt: string | null;
+}
+
+/** `POST /v1/account/webhook-secret/reveal`: the current secret, if it was never shown. */
+export interface RevealedWebhookSecret {
+  /** The current secret, shown this once. */
+  secret: string;
+  createdAt: string;
+  /** The previous secret keeps signing until then; null if there is none. */
   previousSecretExpiresAt: string | null;
 }
 
@@ -149,13 +160,22 @@ export interface RotatedWebhookSecret {
 
 export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined';
 
+/**
+ * What the `data` of every webhook event carries, whatever its type (the event types extend it).
+ * Order is not guaranteed on delivery: sort by `receivedAt` when order matters.
+ */
+export interface WebhookEventDataBase {
+  /** When the broker learned of what the event tells (ISO 8601): a message's arrival, a session's create or close, a breaker transition. Not the send time. */
+  receivedAt: string;
+}
+
 /** `data` of `session.created`, `session.closed` and `session.expired`: the session as the API returns it. */
-export interface SessionEventData {
+export interface SessionEventData extends WebhookEventDataBase {
   session: Session;
 }
 
 /** `data` of `message.relayed`: an SMS was sent on to the other participant. */
-export interface MessageRelayedData {
+export interface MessageRelayedData extends WebhookEventDataBase {
   sessionId: string;
   interactionId: string;
   /** The participant who wrote. */
@@ -172,7 +192,7 @@ export interface MessageFailedData extends MessageRelayedData {
 }
 
 /** `data` of `call.completed`: a bridged call ended. */
-export interface CallCompletedData {
+export interface CallCompletedData extends WebhookEventDataBase {
   sessionId: string;
   interactionId: string;
   from: string;
@@ -182,7 +202,7 @@ export interface CallCompletedData {
 }
 
 /** `data` of `provider.state_changed` (sent to OPS_WEBHOOK_URL only). */
-export type ProviderStateChangedData = BreakerTransition;
+export interface ProviderStateChangedData extends BreakerTransition, WebhookEventDataBase {}
 
 /** Each event type and its `data`. */
 export interface EventDataByType {

@@ -26,7 +26,7 @@ const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SE
  */
 /** `runtime.terminal`: the output goes to a terminal, so LOG_FORMAT defaults to readable lines. */
 export function loadConfig(env: Record<string, string | undefined>, runtime: { terminal?: boolean } = {}): BrokerConfig {
-  const known = [...Object.keys(new EnvironmentVariables()), ...OPTIONAL];
+  const known = configVariables();
   // Only our variables, and an empty value counts as unset.
   const given = Object.fromEntries(
     Object.entries(env).filter(([key, value]) => known.includes(key) && value !== undefined && value.trim() !== ''),
@@ -42,6 +42,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
     problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
+  if (vars.WEBHOOK_CONNECT_TIMEOUT_MS > vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
+    problems.push('WEBHOOK_CONNECT_TIMEOUT_MS must be at most WEBHOOK_ATTEMPT_TIMEOUT_MS');
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
@@ -103,6 +105,11 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
     logFormat: vars.LOG_FORMAT ?? (runtime.terminal ? 'pretty' : 'json'),
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
   };
+}
+
+/** Every variable the broker reads. */
+export function configVariables(): string[] {
+  return [...Object.keys(new EnvironmentVariables()), ...OPTIONAL];
 }
 
 function describe(error: ValidationError, given: Record<string, string | undefined>): string {

@@ -12,21 +12,38 @@ import type { Session } from './session.entity';
 export class SessionEvents {
   constructor(private readonly outbox: EventOutbox) {}
 
+  /** Learned when the create request came in (the session's `createdAt`). */
   async created(manager: EntityManager, session: Session): Promise<void> {
-    await this.write(manager, 'session.created', session, { session: SessionDto.from(session) });
+    await this.write(manager, 'session.created', session, { session: SessionDto.from(session) }, session.createdAt);
   }
 
+  /** Closed: learned at the DELETE (`endedAt`); expired: when the sweeper finds it (now). */
   async ended(manager: EntityManager, session: Session, status: 'closed' | 'expired'): Promise<void> {
-    await this.write(manager, status === 'closed' ? 'session.closed' : 'session.expired', session, { session: SessionDto.from(session) });
+    const type = status === 'closed' ? 'session.closed' : 'session.expired';
+    await this.write(
+      manager,
+      type,
+      session,
+      { session: SessionDto.from(session) },
+      status === 'closed' ? (session.endedAt ?? undefined) : undefined,
+    );
   }
 
-  async write(manager: EntityManager, type: SessionEventType, session: Session, data: Record<string, unknown>): Promise<void> {
+  /** `receivedAt`: when the broker learned of the thing (sent as `data.receivedAt`); unset: now. */
+  async write(
+    manager: EntityManager,
+    type: SessionEventType,
+    session: Session,
+    data: Record<string, unknown>,
+    receivedAt?: Date,
+  ): Promise<void> {
     await this.outbox.record(manager, {
       type,
       accountId: session.accountId,
       sessionId: session.id,
       callbackUrl: session.callbackUrl,
       data,
+      receivedAt,
     });
   }
 }

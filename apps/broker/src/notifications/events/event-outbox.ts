@@ -20,11 +20,15 @@ export interface SessionEventInput {
   /** The session's callback URL; null → the account's default; neither → the event is stored, not delivered. */
   callbackUrl: string | null;
   data: Record<string, unknown>;
+  /** When the broker learned of the thing (an inbound message's arrival, …); unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
 }
 
 export interface OpsEventInput {
   type: OpsEventType;
   data: Record<string, unknown>;
+  /** When the transition happened; unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
 }
 
 export interface RecordedEvent {
@@ -58,14 +62,14 @@ export class EventOutbox {
   /** Records a session event, and its delivery, in the caller's transaction (`manager`). */
   async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
     if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
-    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data);
+    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
   }
 
   /** Records an ops event for OPS_WEBHOOK_URL; without that URL there is nobody to tell and nothing is stored. */
   async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
     if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);
     if (!this.settings.opsWebhookUrl) return null;
-    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data);
+    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data, event.receivedAt);
   }
 
   private async insert(
@@ -75,12 +79,15 @@ export class EventOutbox {
     sessionId: string | null,
     callbackUrl: string | null,
     kind: 'account' | 'ops',
-    data: Record<string, unknown>,
+    eventData: Record<string, unknown>,
+    receivedAt: Date | undefined,
   ): Promise<RecordedEvent> {
     const now = this.clock.now();
     const eventId = randomUUID();
     const deliveryId = randomUUID();
     const createdAt = new Date(now);
+    // webhook-delivery.txt: receivers order events by `receivedAt` inside `data`, every event carries it.
+    const data = { ...eventData, receivedAt: (receivedAt ?? createdAt).toISOString() };
     const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
     if (size > MAX_WEBHOOK_BODY_BYTES)
       throw new WebhookBodyTooLargeError(`a ${type} webhook body would be ${size} bytes; at most ${MAX_WEBHOOK_BODY_BYTES} are sent`);
