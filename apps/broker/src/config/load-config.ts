@@ -42,8 +42,6 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
     problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
-  if (vars.WEBHOOK_CONNECT_TIMEOUT_MS > vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
-    problems.push('WEBHOOK_CONNECT_TIMEOUT_MS must be at most WEBHOOK_ATTEMPT_TIMEOUT_MS');
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
