@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
 
-const ROOT = join(import.meta.dirname, '..', '..', '..');
+const ROOT = process.cwd(); // Jest runs from the repository root
 
 /** Declare a stricter engine than the promise; each is listed in the README with the reason. */
 const KNOWN_EXCEPTIONS = [/^nestjs-pino$/, /^@stoplight\/prism-/];

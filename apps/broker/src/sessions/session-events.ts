@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { EventOutbox, type SessionEventType } from '../notifications';
+import { EventOutbox, type Queryable, type SessionEventType } from '../notifications';
 import { SessionDto } from './dto/session.dto';
 import type { Session } from './session.entity';
 
@@ -12,9 +12,28 @@ import type { Session } from './session.entity';
 export class SessionEvents {
   constructor(private readonly outbox: EventOutbox) {}
 
-  /** Learned when the create request came in (the session's `createdAt`). */
-  async created(manager: EntityManager, session: Session): Promise<void> {
-    await this.write(manager, 'session.created', session, { session: SessionDto.from(session) }, session.createdAt);
+  /**
+   * Makes the reservation active with its binding and records `session.created`, in one statement:
+   * the event exists exactly when the activation happened (its `receivedAt` is when the create came in).
+   * False when the session was no longer pending.
+   */
+  async activated(runner: Queryable, session: Session): Promise<boolean> {
+    const recorded = await this.outbox.recordWithChange(
+      runner,
+      {
+        sql: `UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending' RETURNING id`,
+        params: [session.id, session.bindingId],
+      },
+      {
+        type: 'session.created',
+        accountId: session.accountId,
+        sessionId: session.id,
+        callbackUrl: session.callbackUrl,
+        data: { session: SessionDto.from(session) },
+        receivedAt: session.createdAt,
+      },
+    );
+    return recorded !== null;
   }
 
   /** Closed: learned at the DELETE (`endedAt`); expired: when the sweeper finds it (now). */
