@@ -234,7 +234,8 @@ function noProvider(attempts: Attempt[]): ProblemException {
   return new ProblemException(
     503,
     'Every provider failed',
-    `The session could not be created: ${attempts.map((a) => `${a.provider}: ${a.outcome}`).join('; ')}.`,
+    // An outcome is the provider's failure reason, which names the provider already.
+    `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
     'providers-failed',
     { attempts },
   );
