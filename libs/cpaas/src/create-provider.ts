@@ -1,7 +1,8 @@
-import type { AdapterName, ProviderCredentials } from './credentials';
+import { credential, type AdapterName, type ProviderCredentials } from './credentials';
 import { UnknownAdapterError } from './errors';
 import type { Clock, CpaasProvider } from './provider';
 import { SimProviderAdapter } from './sim/sim-provider.adapter';
+import { TwilioProviderAdapter } from './twilio/twilio-provider.adapter';
 
 /** Where a provider is reached and which adapter speaks to it (the broker's `PROVIDERS` entries). */
 export interface CpaasProviderConfig {
@@ -32,6 +33,17 @@ export function createProvider(config: CpaasProviderConfig, options: CpaasProvid
         baseUrl: config.baseUrl,
         timeoutMs: options.timeoutMs,
         webhookSecret: options.webhookSecret,
+        clock: options.clock,
+      });
+    case 'twilio':
+      if (!options.publicUrl) throw new Error(`provider "${config.name}": the twilio adapter needs PUBLIC_URL`);
+      return new TwilioProviderAdapter({
+        name: config.name,
+        accountSid: credential(config.credentials ?? {}, 'accountSid'),
+        authToken: credential(config.credentials ?? {}, 'authToken'),
+        publicUrl: options.publicUrl,
+        baseUrl: config.baseUrl,
+        timeoutMs: options.timeoutMs,
         clock: options.clock,
       });
     default:
