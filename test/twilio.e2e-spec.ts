@@ -6,6 +6,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import request from 'supertest';
 import twilio from 'twilio';
+import { runCli } from '../apps/cli/src/cli';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, sessionBody } from './support/api-client';
 import { startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy';
@@ -169,6 +170,87 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
     expect(res.status).toBe(status);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(messagesSent().length).toBe(before);
+  });
+
+  describe('number import', () => {
+    beforeEach(() => {
+      proxy.exchanges.length = 0;
+    });
+    const importNumbers = () =>
+      request(broker.url).post('/v1/admin/providers/primary/numbers/import').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({});
+    const routes = {
+      sms_url: `${PUBLIC_URL}/v1/providers/primary/inbound/sms`,
+      voice_url: `${PUBLIC_URL}/v1/providers/primary/inbound/voice`,
+      status_callback: `${PUBLIC_URL}/v1/providers/primary/status`,
+    };
+
+    it('adds the account’s numbers (all pages) and points their webhooks at PUBLIC_URL with spec-valid requests', async () => {
+      const firstPage = `/2010-04-01/Accounts/${SID}/IncomingPhoneNumbers.json?PageSize=1000`;
+      // Two pages: Prism serves one example page, the proxy makes the first point at a second and
+      // gives the number on it the pool's proxy number, already pointed at the broker.
+      proxy.next({
+        kind: 'rewrite',
+        body: (body) =>
+          JSON.stringify({
+            ...JSON.parse(body),
+            next_page_uri: `${firstPage}&Page=1&PageToken=PA1`,
+            incoming_phone_numbers: [
+              { ...JSON.parse(body).incoming_phone_numbers[0], sid: 'PN' + '1'.repeat(32), phone_number: PROXY, ...routes },
+            ],
+          }),
+      });
+      const first = (await importNumbers().expect(200)).body;
+      expect(first).toEqual({
+        provider: 'primary',
+        added: ['+18089255327'],
+        alreadyThere: [PROXY],
+        updated: ['+18089255327'],
+        failed: [],
+        changed: true,
+      });
+      const update = proxy.exchanges.find((e) => e.method === 'POST' && e.path.includes('/IncomingPhoneNumbers/'))!;
+      expect(Object.fromEntries(new URLSearchParams(update.body))).toMatchObject({
+        SmsUrl: routes.sms_url,
+        VoiceUrl: routes.voice_url,
+        StatusCallback: routes.status_callback,
+      });
+      const pool = (
+        await request(broker.url).get('/v1/admin/numbers?provider=primary').set('authorization', `Bearer ${ADMIN_TOKEN}`).expect(200)
+      ).body;
+      expect(pool.numbers.map((n: { number: string }) => n.number).sort()).toEqual(['+15005550001', '+18089255327']);
+    });
+
+    it('changes nothing on a second run and says so (Twilio now holds the broker’s URLs)', async () => {
+      proxy.always({
+        kind: 'rewrite',
+        body: (body) =>
+          body
+            .replace(/"sms_url":"[^"]*"/, `"sms_url":"${routes.sms_url}"`)
+            .replace(/"voice_url":null/, `"voice_url":"${routes.voice_url}"`)
+            .replace(/"status_callback":"[^"]*"/, `"status_callback":"${routes.status_callback}"`),
+      });
+      const out: string[] = [];
+      const code = await runCli(
+        ['numbers', 'import', '--provider', 'primary'],
+        { url: broker.url, adminToken: ADMIN_TOKEN },
+        { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
+      );
+      proxy.always({ kind: 'pass' });
+      expect(code).toBe(0);
+      expect(out.join('\n')).toBe(
+        ['primary: nothing to change', 'added          none', 'already there  +18089255327', 'updated        none'].join('\n'),
+      );
+      expect(proxy.exchanges.filter((e) => e.method === 'POST')).toEqual([]);
+    });
+
+    it('refuses an import on the simulator, which cannot list its numbers', async () => {
+      const res = await request(broker.url)
+        .post('/v1/admin/providers/failover/numbers/import')
+        .set('authorization', `Bearer ${ADMIN_TOKEN}`)
+        .send({});
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContain('POST /v1/admin/numbers');
+    });
   });
 
   it('opens primary’s breaker after 5 counted faults, shows it without a secret, and sends new sessions to the failover', async () => {
