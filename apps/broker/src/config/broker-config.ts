@@ -45,6 +45,8 @@ export interface BrokerConfig {
   adminToken?: string;
   sessions: {
     sweepIntervalMs: number;
+    /** 0: read at start only. */
+    poolUsageRefreshMs: number;
     relayRetryIntervalMs: number;
     /** `reject`, or a text to reply with. */
     outOfSessionReply: string;
