@@ -3,6 +3,7 @@ import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
+import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderOpsEvents } from './provider-ops-events';
 import { BREAKER_SCHEDULER, ProviderRegistry, systemBreakerScheduler } from './provider-registry';
@@ -19,6 +20,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
     ProviderStateSync,
     ProviderOpsEvents,
     PoolUsage,
+    NumberImport,
   ],
   controllers: [CpaasHealthController, ProvidersAdminController],
   exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],
