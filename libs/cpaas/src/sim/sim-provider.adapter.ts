@@ -27,6 +27,7 @@ import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstructio
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
 import { readLimited } from '../read-limited';
+import { describeTransportError, isTimeoutError, parseJsonObject } from '../http-answers';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -180,7 +181,7 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status >= 500) return fail({ countsAgainstProvider: true, cause: 'http-5xx', status }, `HTTP ${status}`);
     if (status === 400 || status === 422) {
       // The provider refused what we sent it: the caller's input, not the provider's health.
-      const problem = parseObject(text);
+      const problem = parseJsonObject(text);
       const detail = typeof problem?.detail === 'string' ? `: ${problem.detail}` : '';
       if (problem?.code === 'invalid-number')
         return fail({ countsAgainstProvider: false, cause: 'invalid-number', status }, `invalid number${detail}`);
@@ -191,7 +192,7 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status < 200 || status >= 300)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `unexpected HTTP ${status}`);
 
-    const answer = parseObject(text);
+    const answer = parseJsonObject(text);
     if (!answer)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
     const reading = read(answer);
@@ -217,49 +218,4 @@ function mapReading<T, U>(reading: Reading<T>, map: (value: T) => U): Reading<U>
 
 function instruction(body: SimVoiceInstruction): VoiceInstruction {
   return { contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function errorCode(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    const first = (current as { errors?: unknown[] }).errors?.[0];
-    const inner = (first as { code?: unknown } | undefined)?.code;
-    if (typeof inner === 'string') return inner;
-  }
-  return undefined;
-}
-
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
-
-function isTimeoutError(error: unknown): boolean {
-  const code = errorCode(error);
-  return code !== undefined && TIMEOUT_CODES.has(code);
-}
-
-const TRANSPORT_ERRORS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  EPIPE: 'connection reset',
-  UND_ERR_SOCKET: 'connection dropped by the provider',
-  UND_ERR_CLOSED: 'connection closed',
-  ENOTFOUND: 'DNS lookup failed',
-  EAI_AGAIN: 'DNS lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-};
-
-function describeTransportError(error: unknown): string {
-  const code = errorCode(error);
-  if (code) return `${TRANSPORT_ERRORS[code] ?? 'transport error'} (${code})`;
-  return `transport error (${error instanceof Error ? error.message : String(error)})`;
 }
