@@ -12,7 +12,7 @@ import {
   type BreakerStatus,
   type BreakerTransition,
 } from '@app/circuit-breaker';
-import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
+import { createProvider, type CpaasProvider, type ProviderFailure, type ProviderOperation, type ProviderResult } from '@app/cpaas';
 import { BehaviorSubject, Subject, Subscription, map, switchMap, type Observable } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
@@ -84,6 +84,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
       const adapter = createProvider(providerConfig, {
         timeoutMs: this.config.providerCallTimeoutMs,
         webhookSecret: this.config.simWebhookSecret,
+        publicUrl: this.config.publicUrl,
       });
       const state = saved.get(providerConfig.name);
       const entry: ProviderEntry = {
@@ -148,19 +149,32 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     probe: boolean,
     run: (provider: CpaasProvider) => Promise<ProviderResult<T>>,
   ): Promise<ProviderResult<T>> {
-    const entry = this.entry(name);
-    const result = await run(entry.adapter);
+    const result = await run(this.entry(name).adapter);
     this.metrics.providerCallDuration.observe({ provider: name, operation }, result.latencyMs / 1000);
-    if (result.ok) {
-      this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
-      entry.breaker$.value.record({ kind: 'success', durationMs: result.latencyMs, probe });
-    } else {
-      const counts = result.failure.countsAgainstProvider;
-      this.metrics.providerCalls.inc({ provider: name, operation, outcome: result.failure.cause, counts_against_provider: String(counts) });
-      // A failure caused by the caller's own input says nothing about the provider's health.
-      if (counts) entry.breaker$.value.record({ kind: 'failure', reason: result.failure.reason, probe });
-    }
+    this.record(name, operation, probe, result.ok ? { ok: true, latencyMs: result.latencyMs } : result);
     return result;
+  }
+
+  /**
+   * Feeds one outcome to the provider's breaker and the metrics: a call's answer, or one the vendor
+   * reports later (a bridged call's setup, SPEC §9), which has no latency of ours.
+   */
+  record(
+    name: string,
+    operation: ProviderOperation,
+    probe: boolean,
+    outcome: { ok: true; latencyMs: number } | { ok: false; failure: ProviderFailure },
+  ): void {
+    const entry = this.entry(name);
+    if (outcome.ok) {
+      this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
+      entry.breaker$.value.record({ kind: 'success', durationMs: outcome.latencyMs, probe });
+      return;
+    }
+    const counts = outcome.failure.countsAgainstProvider;
+    this.metrics.providerCalls.inc({ provider: name, operation, outcome: outcome.failure.cause, counts_against_provider: String(counts) });
+    // A failure caused by the caller's own input says nothing about the provider's health.
+    if (counts) entry.breaker$.value.record({ kind: 'failure', reason: outcome.failure.reason, probe });
   }
 
   /** One health check of the provider, recorded as a health-check outcome. */

@@ -58,6 +58,12 @@ export class SessionsService {
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
+      if (!candidate.provider.keepsSessions) {
+        // The broker is the session store for this vendor (SPEC §9): nothing to ask it, no network wait.
+        const session = await this.activate(reservation, null);
+        this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
+        return SessionDto.from(session);
+      }
       const bound = await this.registry.call(provider, 'bind', candidate.probe, (p) =>
         p.bindProxy({ sessionId: reservation.id, proxyNumber: reservation.proxyNumber, participants }),
       );
@@ -157,7 +163,7 @@ export class SessionsService {
     return false;
   }
 
-  private async activate(reservation: Session, bindingId: string): Promise<Session> {
+  private async activate(reservation: Session, bindingId: string | null): Promise<Session> {
     return this.dataSource.transaction(async (manager: EntityManager) => {
       await manager.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [
         reservation.id,

@@ -19,9 +19,11 @@ import {
   type ProviderResult,
   type SendSmsRequest,
   type StatusEvent,
+  type SmsOutcome,
   type UnbindProxyRequest,
-  type VoiceInstruction,
+  type WebhookAnswer,
   type WebhookRequest,
+  type WebhookVerification,
 } from '../provider';
 import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
@@ -50,6 +52,10 @@ type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
 
 export class SimProviderAdapter implements CpaasProvider {
   readonly name: string;
+  /** The simulator binds a session's participants to its proxy number, as a provider with sessions does. */
+  readonly keepsSessions = true;
+  /** The simulator has no inline reply: an out-of-session answer is sent with `sendSms`. */
+  readonly repliesInline = false;
   private readonly origin: string;
   private readonly apiPath: string;
   private readonly agent: Agent;
@@ -106,9 +112,10 @@ export class SimProviderAdapter implements CpaasProvider {
     );
   }
 
-  verifyWebhook(req: WebhookRequest): boolean {
+  verifyWebhook(req: WebhookRequest): WebhookVerification {
     return verifySimSignature({
       secret: this.options.webhookSecret,
+      target: { provider: this.name, method: req.method, path: new URL(req.url).pathname },
       headers: req.headers,
       rawBody: req.rawBody,
       nowMs: this.clock.now(),
@@ -116,20 +123,34 @@ export class SimProviderAdapter implements CpaasProvider {
     });
   }
 
-  parseInbound(channel: 'sms' | 'voice', body: unknown): InboundEvent {
-    return parseSimInbound(channel, body);
+  parseInbound(channel: 'sms' | 'voice', req: WebhookRequest): InboundEvent {
+    return parseSimInbound(channel, req.rawBody);
   }
 
-  parseStatus(body: unknown): StatusEvent {
-    return parseSimStatus(body);
+  parseStatus(req: WebhookRequest): StatusEvent {
+    return parseSimStatus(req.rawBody);
   }
 
-  voiceBridgeInstruction(req: { to: string; callerId: string }): VoiceInstruction {
+  smsAnswer(outcome: SmsOutcome): WebhookAnswer {
+    if (outcome.kind === 'out-of-session') return json({ result: 'out-of-session', replied: outcome.replied ?? false });
+    return json({ result: outcome.kind, interactionId: outcome.interactionId });
+  }
+
+  voiceBridgeInstruction(req: { to: string; callerId: string }): WebhookAnswer {
     return instruction({ action: 'bridge', to: req.to, callerId: req.callerId });
   }
 
-  voiceSayInstruction(req: { text: string }): VoiceInstruction {
+  voiceSayInstruction(req: { text: string }): WebhookAnswer {
     return instruction({ action: 'say', text: req.text });
+  }
+
+  /** The simulator relays the broker's 404 problem to whoever triggered the inbound event. */
+  noSessionAnswer(): WebhookAnswer | undefined {
+    return undefined;
+  }
+
+  statusAnswer(req: { matched: boolean }): WebhookAnswer {
+    return json({ matched: req.matched });
   }
 
   close(): Promise<void> {
@@ -216,6 +237,10 @@ function mapReading<T, U>(reading: Reading<T>, map: (value: T) => U): Reading<U>
   return 'value' in reading ? { value: map(reading.value) } : reading;
 }
 
-function instruction(body: SimVoiceInstruction): VoiceInstruction {
-  return { contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
+function instruction(body: SimVoiceInstruction): WebhookAnswer {
+  return { status: 200, contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
+}
+
+function json(body: Record<string, unknown>): WebhookAnswer {
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
 }
