@@ -34,6 +34,7 @@ export {
   ADAPTER_CREDENTIALS,
   VENDOR_ADAPTERS,
   credential,
+  optionalCredential,
   credentialVariable,
   readCredentials,
   type AdapterName,
@@ -71,3 +72,12 @@ export {
 } from './sim/sim-protocol';
 export { parseSimInbound, parseSimStatus } from './sim/sim-webhooks';
 export { readLimited } from './read-limited';
+export { VonageProviderAdapter, VONAGE_BRIDGED_CALL_PARAM, type VonageProviderAdapterOptions } from './vonage/vonage-provider.adapter';
+export {
+  VONAGE_SIGNATURE_TOLERANCE_SEC,
+  verifyVonageWebhook,
+  vonagePayloadHash,
+  type VonageSignatureCheck,
+} from './vonage/vonage-signature';
+export { VONAGE_PROBLEM_RULES, VONAGE_STATUS_RULES, classifyVonageAnswer, type VonageOutcomeRule } from './vonage/vonage-outcomes';
+export { connectNcco, talkNcco, type NccoAction } from './vonage/vonage-ncco';

@@ -154,7 +154,7 @@ export class VonageApi {
   }
 
   private async call<T>(
-    operation: ProviderOperation | 'numbers',
+    operation: ProviderOperation,
     base: URL,
     request: {
       method: Dispatcher.HttpMethod;
@@ -215,10 +215,10 @@ export class VonageApi {
     const reading = classifyVonageAnswer(status, answer);
     if (!reading.ok) {
       const { rule, detail } = reading;
-      const code = rule.key.startsWith('HTTP') ? '' : ` (${rule.key})`;
+      const vendorCode = rule.key.startsWith('HTTP') ? undefined : rule.key;
       return fail(
-        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status },
-        `HTTP ${status}${code}${detail ? `: ${detail}` : ''}`,
+        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status, ...(vendorCode ? { vendorCode } : {}) },
+        `HTTP ${status}${vendorCode ? ` (${vendorCode})` : ''}${detail ? `: ${detail}` : ''}`,
       );
     }
     if (!answer)

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv from 'ajv';
-import { connectNcco, nccoInstruction, providerStatusUrl, talkNcco } from './vonage-ncco';
+import { providerWebhookUrls } from '../provider';
+import { connectNcco, nccoAnswer, talkNcco } from './vonage-ncco';
 
 // Vonage's own NCCO schema (draft-04), copied unchanged into fixtures/ with its MIT licence.
 const readJson = (...path: string[]): object => JSON.parse(readFileSync(join(process.cwd(), ...path), 'utf8')) as object;
@@ -17,7 +18,7 @@ function expectValid(ncco: unknown): void {
 }
 
 describe('NCCO for the voice bridge', () => {
-  const eventUrl = providerStatusUrl('https://broker.example.com/', 'failover');
+  const eventUrl = providerWebhookUrls('https://broker.example.com/', 'failover').statusCallback;
 
   it('connects the other participant from the proxy number, events back to the broker', () => {
     const ncco = connectNcco({ to: '+447700900001', callerId: '+447700900000', eventUrl });
@@ -35,8 +36,8 @@ describe('NCCO for the voice bridge', () => {
   });
 
   it('the instruction is the JSON NCCO, validated as Vonage would parse it', () => {
-    const instruction = nccoInstruction(connectNcco({ to: '+14155550100', callerId: '+14155550199', eventUrl }));
-    expect(instruction.contentType).toBe('application/json');
+    const instruction = nccoAnswer(connectNcco({ to: '+14155550100', callerId: '+14155550199', eventUrl }));
+    expect(instruction).toMatchObject({ status: 200, contentType: 'application/json' });
     expectValid(JSON.parse(instruction.body));
   });
 

@@ -4,7 +4,7 @@
  * with an `eventUrl` back to the broker so the bridged leg's outcome reaches the breaker.
  * Numbers in an NCCO are digits without the `+` (ncco-schema.json).
  */
-import type { VoiceInstruction } from '../provider';
+import type { WebhookAnswer } from '../provider';
 
 export const NCCO_CONTENT_TYPE = 'application/json';
 /** Seconds the callee's phone rings before the leg ends as `timeout` (Vonage's default is 60). */
@@ -42,11 +42,6 @@ export function talkNcco(text: string): NccoAction[] {
   return [{ action: 'talk', text: text.slice(0, 1500) }];
 }
 
-export function nccoInstruction(ncco: NccoAction[]): VoiceInstruction {
-  return { contentType: NCCO_CONTENT_TYPE, body: JSON.stringify(ncco) };
-}
-
-/** Where a provider's status events come back: `{PUBLIC_URL}/v1/providers/{name}/status`. */
-export function providerStatusUrl(publicUrl: string, providerName: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(providerName)}/status`;
+export function nccoAnswer(ncco: NccoAction[]): WebhookAnswer {
+  return { status: 200, contentType: NCCO_CONTENT_TYPE, body: JSON.stringify(ncco) };
 }
