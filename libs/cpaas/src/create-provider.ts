@@ -2,6 +2,7 @@ import { credential, optionalCredential, type AdapterName, type ProviderCredenti
 import { UnknownAdapterError } from './errors';
 import type { Clock, CpaasProvider } from './provider';
 import { SimProviderAdapter } from './sim/sim-provider.adapter';
+import { TwilioProviderAdapter } from './twilio/twilio-provider.adapter';
 import { VonageProviderAdapter } from './vonage/vonage-provider.adapter';
 
 /** Where a provider is reached and which adapter speaks to it (the broker's `PROVIDERS` entries). */
@@ -33,6 +34,17 @@ export function createProvider(config: CpaasProviderConfig, options: CpaasProvid
         baseUrl: config.baseUrl,
         timeoutMs: options.timeoutMs,
         webhookSecret: options.webhookSecret,
+        clock: options.clock,
+      });
+    case 'twilio':
+      if (!options.publicUrl) throw new Error(`provider "${config.name}": the twilio adapter needs PUBLIC_URL`);
+      return new TwilioProviderAdapter({
+        name: config.name,
+        accountSid: credential(config.credentials ?? {}, 'accountSid'),
+        authToken: credential(config.credentials ?? {}, 'authToken'),
+        publicUrl: options.publicUrl,
+        baseUrl: config.baseUrl,
+        timeoutMs: options.timeoutMs,
         clock: options.clock,
       });
     case 'vonage': {

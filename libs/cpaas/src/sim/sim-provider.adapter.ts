@@ -29,7 +29,7 @@ import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstructio
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
 import { readLimited } from '../read-limited';
-import { describeTransportError, isTimeoutError, parseJsonObject } from '../http-answers';
+import { describeTransportError, isTimeoutError, parseObject } from '../transport-errors';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -202,7 +202,7 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status >= 500) return fail({ countsAgainstProvider: true, cause: 'http-5xx', status }, `HTTP ${status}`);
     if (status === 400 || status === 422) {
       // The provider refused what we sent it: the caller's input, not the provider's health.
-      const problem = parseJsonObject(text);
+      const problem = parseObject(text);
       const detail = typeof problem?.detail === 'string' ? `: ${problem.detail}` : '';
       if (problem?.code === 'invalid-number')
         return fail({ countsAgainstProvider: false, cause: 'invalid-number', status }, `invalid number${detail}`);
@@ -213,7 +213,7 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status < 200 || status >= 300)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `unexpected HTTP ${status}`);
 
-    const answer = parseJsonObject(text);
+    const answer = parseObject(text);
     if (!answer)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
     const reading = read(answer);

@@ -11,7 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import { tokenGenerate } from '@vonage/jwt';
 import { Agent, type Dispatcher } from 'undici';
-import { describeTransportError, isTimeoutError, parseJsonObject } from '../http-answers';
+import { describeTransportError, isTimeoutError, parseObject } from '../transport-errors';
 import type { ProviderFailure, ProviderOperation, ProviderResult } from '../provider';
 import { readLimited } from '../read-limited';
 import { classifyVonageAnswer } from './vonage-outcomes';
@@ -211,7 +211,7 @@ export class VonageApi {
       clearTimeout(timer);
     }
 
-    const answer = parseJsonObject(text);
+    const answer = parseObject(text);
     const reading = classifyVonageAnswer(status, answer);
     if (!reading.ok) {
       const { rule, detail } = reading;

@@ -1,4 +1,14 @@
-/** Reading a provider's HTTP answer, shared by the adapters: a JSON object body, and how a call that got no answer is named. */
+/** Reading a vendor's answer and naming a transport failure: shared by every HTTP adapter. */
+
+/** The body as a JSON object, or undefined when it is not one. */
+export function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function errorCode(error: unknown): string | undefined {
   for (let current: unknown = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
@@ -34,14 +44,4 @@ export function describeTransportError(error: unknown): string {
   const code = errorCode(error);
   if (code) return `${TRANSPORT_ERRORS[code] ?? 'transport error'} (${code})`;
   return `transport error (${error instanceof Error ? error.message : String(error)})`;
-}
-
-/** The body as a JSON object, or undefined for anything else (an array, a string, bytes cut short). */
-export function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
