@@ -7,8 +7,10 @@
  * through 5 health checks, HALF_OPEN with every 10th session on it, and CLOSED after a shortened
  * close window. No create fails, no relay is lost, no request is refused by a vendor description.
  */
+import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { resolve } from 'node:path';
+import Ajv from 'ajv';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import twilio from 'twilio';
@@ -130,21 +132,27 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
     return request(broker.url).post('/v1/providers/primary/inbound/sms').set('x-twilio-signature', signature).type('form').send(params);
   }
 
-  function vonageSigned(path: string, body: object) {
-    const raw = JSON.stringify(body);
+  function vonageSigned(
+    path: string,
+    body: object | string,
+    options: { secret?: string; applicationId?: string; signedBody?: string; token?: false } = {},
+  ) {
+    const raw = typeof body === 'string' ? body : JSON.stringify(body);
     const token = jwt.sign(
       {
         iat: Math.floor(Date.now() / 1000),
         jti: `jti-${hex32()}`,
         iss: 'Vonage',
-        payload_hash: vonagePayloadHash(raw),
+        payload_hash: vonagePayloadHash(options.signedBody ?? raw),
         api_key: VONAGE.apiKey,
-        application_id: VONAGE.applicationId,
+        application_id: options.applicationId ?? VONAGE.applicationId,
       },
-      VONAGE.signatureSecret,
+      options.secret ?? VONAGE.signatureSecret,
       { algorithm: 'HS256' },
     );
-    return request(broker.url).post(path).set('authorization', `Bearer ${token}`).set('content-type', 'application/json').send(raw);
+    const req = request(broker.url).post(path).set('content-type', 'application/json');
+    if (options.token !== false) req.set('authorization', `Bearer ${token}`);
+    return req.send(raw);
   }
 
   async function interactions(sessionId: string): Promise<Array<{ status: string; from: string; to: string }>> {
@@ -263,5 +271,88 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
       expect(sse).toMatch(new RegExp(`"provider":"primary"[^\\n]*"to":"${state}"|"to":"${state}"[^\\n]*"provider":"primary"`));
     expect(twilioApi.refusals(prismRefusal)).toEqual([]);
     expect(vonageApi.refusals(prismRefusal)).toEqual([]);
+  });
+
+  it('bridges a call on a Vonage session with a schema-valid NCCO; its leg events decide the outcome', async () => {
+    const ajv = new Ajv({ schemaId: 'auto', allErrors: true });
+    ajv.addMetaSchema(JSON.parse(readFileSync('node_modules/ajv/lib/refs/json-schema-draft-04.json', 'utf8')) as object);
+    const validNcco = ajv.compile(JSON.parse(readFileSync(`${FIXTURES}/ncco-schema.json`, 'utf8')) as object);
+    const list = await request(broker.url)
+      .get('/v1/sessions?status=active&limit=100')
+      .set('authorization', `Bearer ${API_KEY}`)
+      .expect(200);
+    const sessions = (list.body.sessions ?? list.body.items ?? list.body.data) as Array<{
+      id: string;
+      provider: string;
+      proxyNumber: string;
+      participants: Array<{ number: string }>;
+    }>;
+    const onVonage = sessions.filter((x) => x.provider === 'failover').slice(-2);
+    expect(onVonage).toHaveLength(2);
+
+    for (const [session, legStatus] of [
+      [onVonage[0], 'busy'],
+      [onVonage[1], 'failed'],
+    ] as const) {
+      const [caller, callee] = session.participants.map((p) => p.number);
+      const callUuid = `aaaaaaaa-0000-0000-0000-${hex32().slice(-12)}`;
+      const answer = await vonageSigned('/v1/providers/failover/inbound/voice', {
+        from: caller.slice(1),
+        to: session.proxyNumber.slice(1),
+        uuid: callUuid,
+        conversation_uuid: `CON-${callUuid}`,
+      });
+      expect(answer.status).toBe(200);
+      const ncco = JSON.parse(answer.text) as Array<{ action: string; eventUrl: string[] }>;
+      expect(validNcco(ncco) ? [] : validNcco.errors).toEqual([]);
+      expect(ncco[0]).toMatchObject({
+        action: 'connect',
+        from: session.proxyNumber.slice(1),
+        endpoint: [{ type: 'phone', number: callee.slice(1) }],
+      });
+      const eventUrl = new URL(ncco[0].eventUrl[0]);
+      expect(`${eventUrl.origin}${eventUrl.pathname}`).toBe(`${PUBLIC_URL}/v1/providers/failover/status`);
+      const leg = {
+        from: session.proxyNumber.slice(1),
+        to: callee.slice(1),
+        uuid: `bbbbbbbb-${callUuid.slice(9)}`,
+        conversation_uuid: `CON-${callUuid}`,
+        direction: 'outbound',
+      };
+      const path = `${eventUrl.pathname}${eventUrl.search}`;
+      expect((await vonageSigned(path, { ...leg, status: 'ringing', timestamp: new Date().toISOString() })).status).toBe(200);
+      expect((await vonageSigned(path, { ...leg, status: legStatus, timestamp: new Date().toISOString() })).status).toBe(200);
+      const calls = (await interactions(session.id)).filter((i) => (i as { channel?: string }).channel === 'voice');
+      expect(calls).toMatchObject([{ status: legStatus }]);
+    }
+    // One call-setup failure counted against Vonage is not enough to open it.
+    const health = await request(broker.url).get('/v1/health/cpaas').expect(200);
+    expect(health.body.providers.find((p: { name: string }) => p.name === 'failover').state).toBe('CLOSED');
+  });
+
+  it("refuses Vonage webhooks that are not signed for us or not Vonage's shape, relaying nothing", async () => {
+    const before = messages.requests.length;
+    const body = {
+      channel: 'sms',
+      message_type: 'text',
+      message_uuid: 'aaaaaaaa-bbbb-cccc-dddd-0000000000ff',
+      from: '2348059999998',
+      to: VONAGE_NUMBERS[0].slice(1),
+      text: 'hostile',
+    };
+    const path = '/v1/providers/failover/inbound/sms';
+    expect((await vonageSigned(path, body, { token: false })).status).toBe(401);
+    expect((await vonageSigned(path, body, { secret: 'another-accounts-secret-0123456789' })).status).toBe(403);
+    expect((await vonageSigned(path, body, { applicationId: '11111111-2222-3333-4444-555555555555' })).status).toBe(403);
+    expect((await vonageSigned(path, body, { signedBody: JSON.stringify({ ...body, text: 'what was signed' }) })).status).toBe(403);
+    const badShape = await vonageSigned(path, { ...body, from: undefined });
+    expect(badShape.status).toBe(400);
+    expect(badShape.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(JSON.stringify(badShape.body)).toContain('from');
+    const unknownNumber = await vonageSigned(path, { ...body, to: '2349029999999' });
+    expect(unknownNumber.status).toBe(404);
+    expect(unknownNumber.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect((await vonageSigned(path, 'not json')).status).toBe(400);
+    expect(messages.requests).toHaveLength(before);
   });
 });

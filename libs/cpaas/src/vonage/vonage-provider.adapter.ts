@@ -160,11 +160,12 @@ export class VonageProviderAdapter implements CpaasProvider {
   }
 
   /**
-   * An SMS with no session is taken (200) and dropped: any other answer makes Vonage send it again
-   * for a day. A call gets the broker's 404, on which Vonage ends it.
+   * No session (`OUT_OF_SESSION_REPLY=reject`): the broker's 404 problem, for an SMS and a call
+   * alike. Vonage ends such a call; it sends such an SMS again for a while, and each retry gets the
+   * same 404 (nothing is relayed, and the retries show up in the broker's logs).
    */
-  noSessionAnswer(channel: 'sms' | 'voice'): WebhookAnswer | undefined {
-    return channel === 'sms' ? json({ result: 'no-session' }) : undefined;
+  noSessionAnswer(_channel: 'sms' | 'voice'): WebhookAnswer | undefined {
+    return undefined;
   }
 
   statusAnswer(req: { matched: boolean }): WebhookAnswer {
