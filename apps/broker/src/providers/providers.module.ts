@@ -3,6 +3,7 @@ import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
+import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderOpsEvents } from './provider-ops-events';
 import { ProviderRegistry } from './provider-registry';
@@ -11,7 +12,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
 
 @Module({
   imports: [NotificationsModule],
-  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage],
+  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage, NumberImport],
   controllers: [CpaasHealthController, ProvidersAdminController],
   exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],
 })

@@ -48,6 +48,8 @@ export class InboundController {
     const { provider, webhook } = this.verified(name, channel === 'sms' ? 'inbound/sms' : 'inbound/voice', req);
     const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
+    if (answer.kind === 'not-our-number')
+      throw new ProblemException(404, 'Not a proxy number', `${event.to} is not in ${name}'s proxy-number pool.`, 'unknown-proxy-number');
     if (answer.kind === 'no-session')
       throw new ProblemException(404, 'No active session', `${event.from} has no active session on ${event.to}.`, 'no-active-session');
     send(res, answer.answer);

@@ -9,7 +9,7 @@ import { Session } from '../sessions/session.entity';
 import { Interaction, type InteractionStatus } from './interaction.entity';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
-export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' };
+export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const CLAIM_BATCH = 50;
@@ -33,7 +33,11 @@ export class RelayService {
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
     const session = await this.findActiveSession(provider, event.to, event.from);
-    if (!session) return this.outOfSession(provider, event);
+    if (!session) {
+      // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
+      if (!(await this.inPool(provider, event.to))) return { kind: 'not-our-number' };
+      return this.outOfSession(provider, event);
+    }
     const other = session.participants.find((n) => n !== event.from)!;
     if (event.channel === 'voice') return this.bridge(session, event, other);
 
@@ -187,6 +191,14 @@ export class RelayService {
           to: interaction.to,
           attempts: interaction.attempts + 1,
         });
+      } else if (!sent.failure.countsAgainstProvider) {
+        // The provider refused the message itself (an invalid or unsubscribed number): retrying cannot help.
+        await this.giveUp(
+          manager,
+          { ...interaction, attempts: interaction.attempts + 1, lastError: sent.failure.reason },
+          session,
+          sent.failure.reason,
+        );
       } else {
         await manager.update(Interaction, { id: interaction.id }, { lastError: sent.failure.reason });
         this.logger.warn(`relay ${interaction.id} on ${session.provider} failed (${sent.failure.reason}); retrying`);
@@ -263,6 +275,14 @@ export class RelayService {
     if (adapter.repliesInline) return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', reply }) };
     const sent = await this.registry.call(provider, 'sms', false, (p) => p.sendSms({ from: event.to, to: event.from, text: reply }));
     return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', replied: sent.ok }) };
+  }
+
+  private async inPool(provider: string, number: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM proxy_numbers WHERE provider = $1 AND number = $2', [
+      provider,
+      number,
+    ]);
+    return rows.length > 0;
   }
 
   private async findActiveSession(provider: string, proxyNumber: string, sender: string): Promise<Session | null> {
