@@ -355,4 +355,51 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
     expect((await vonageSigned(path, 'not json')).status).toBe(400);
     expect(messages.requests).toHaveLength(before);
   });
+
+  it("imports the Vonage account's numbers (all pages), links the new ones to the application, and a second run changes nothing", async () => {
+    const importNumbers = () =>
+      request(broker.url).post('/v1/admin/providers/failover/numbers/import').set('authorization', `Bearer ${ADMIN_TOKEN}`).send({});
+    const linked = (msisdn: string) => ({
+      country: 'GB',
+      msisdn,
+      type: 'mobile-lvn',
+      features: ['VOICE', 'SMS'],
+      messagesCallbackType: 'app',
+      messagesCallbackValue: VONAGE.applicationId,
+      voiceCallbackType: 'app',
+      voiceCallbackValue: VONAGE.applicationId,
+    });
+    // Page 1: 100 numbers already linked to our application (count 101); page 2: Prism's example,
+    // a number linked to another application.
+    const fullPage = {
+      kind: 'rewrite' as const,
+      body: () =>
+        JSON.stringify({ count: 101, numbers: Array.from({ length: 100 }, (_, i) => linked(`4477008${String(i).padStart(5, '0')}`)) }),
+    };
+    vonageApi.next(fullPage);
+    const first = (await importNumbers().expect(200)).body;
+    expect(first).toMatchObject({ provider: 'failover', updated: ['+447700900000'], failed: [], changed: true });
+    expect(first.added).toHaveLength(101);
+    const update = vonageApi.exchanges.find((e) => e.path.startsWith('/number/update'))!;
+    expect(Object.fromEntries(new URLSearchParams(update.body))).toEqual({
+      country: 'GB',
+      msisdn: '447700900000',
+      app_id: VONAGE.applicationId,
+      voiceStatusCallback: `${PUBLIC_URL}/v1/providers/failover/status`,
+    });
+    const pages = vonageApi.exchanges
+      .filter((e) => e.path.startsWith('/account/numbers'))
+      .map((e) => new URL(e.path, 'http://x').searchParams.get('index'));
+    expect(pages).toEqual(['1', '2']);
+
+    // Vonage now lists the example number as linked to our application: nothing to add or update.
+    vonageApi.next(fullPage, {
+      kind: 'rewrite',
+      body: (upstream) => JSON.stringify({ count: 101, numbers: [{ ...JSON.parse(upstream).numbers[0], ...linked('447700900000') }] }),
+    });
+    const second = (await importNumbers().expect(200)).body;
+    expect(second).toMatchObject({ added: [], updated: [], failed: [], changed: false });
+    expect(second.alreadyThere).toHaveLength(101);
+    expect(vonageApi.refusals(prismRefusal)).toEqual([]);
+  });
 });
