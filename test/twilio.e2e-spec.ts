@@ -7,6 +7,7 @@ import { XMLParser } from 'fast-xml-parser';
 import request from 'supertest';
 import twilio from 'twilio';
 import { runCli } from '../apps/cli/src/cli';
+import { HealthProber } from '../apps/broker/src/providers/health-prober';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, sessionBody } from './support/api-client';
 import { startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 import { startFaultProxy, type FaultProxy } from './support/fault-proxy';
@@ -58,6 +59,10 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
         BREAKER_HEALTH_INTERVAL_MS: '3600000',
         SESSION_SWEEP_INTERVAL_MS: '3600000',
         REQUEST_BODY_LIMIT_BYTES: '16384',
+        // Every HALF_OPEN create is a probe, and two good ones close the breaker at once.
+        BREAKER_HALF_OPEN_PROBE_SHARE: '1',
+        BREAKER_CLOSE_MIN_PROBES: '2',
+        BREAKER_CLOSE_AFTER_MS: '0',
       },
       { sim },
     );
@@ -270,5 +275,25 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
     const next = (await createSession(broker.url, sessionBody([c, d])).expect(201)).body;
     expect(next.provider).toBe('failover');
     expect(await simCalls(broker.sim.url, 'failover', 'bind')).toEqual([expect.objectContaining({ type: 'bind' })]);
+  });
+
+  it('closes primary’s breaker from HALF_OPEN on probes although a create makes no Twilio call', async () => {
+    const prober = broker.app.get(HealthProber);
+    const state = async () => (await health()).providers.find((p: { name: string }) => p.name === 'primary').state as string;
+    for (let i = 0; i < 5 && (await state()) === 'OPEN'; i++) await prober.tick();
+    expect(await state()).toBe('HALF_OPEN');
+    const reads = () => proxy.exchanges.filter((e) => e.method === 'GET' && e.path === `/2010-04-01/Accounts/${SID}.json`).length;
+    const readsBefore = reads();
+    const pairs: Array<[string, string]> = [
+      ['+2348030001005', '+2348030001006'],
+      ['+2348030001007', '+2348030001008'],
+    ];
+    for (const pair of pairs) {
+      const created = (await createSession(broker.url, sessionBody(pair)).expect(201)).body;
+      expect(created.provider).toBe('primary');
+    }
+    for (let i = 0; i < 100 && (await state()) !== 'CLOSED'; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(await state()).toBe('CLOSED');
+    expect(reads() - readsBefore).toBe(2);
   });
 });

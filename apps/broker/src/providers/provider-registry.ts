@@ -177,6 +177,16 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     if (counts) entry.breaker$.value.record({ kind: 'failure', reason: outcome.failure.reason, probe });
   }
 
+  /**
+   * A HALF_OPEN probe for a provider that keeps no sessions (a create makes no call there): one
+   * health check, recorded as the probe's outcome; not awaited, so the create does not wait on it.
+   */
+  probeInBackground(name: string): void {
+    this.call(name, 'health', true, (p) => p.healthCheck()).catch((error: unknown) =>
+      this.logger.warn(`provider ${name}: probe health check crashed: ${(error as Error).message}`),
+    );
+  }
+
   /** One health check of the provider, recorded as a health-check outcome. */
   async healthCheck(name: string): Promise<ProviderResult<void>> {
     const entry = this.entry(name);

@@ -60,6 +60,9 @@ export class SessionsService {
       }
       if (!candidate.provider.keepsSessions) {
         // The broker is the session store for this vendor (SPEC §9): nothing to ask it, no network wait.
+        // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
+        // stands in for the bind that never happens, off the request path.
+        if (candidate.probe) this.registry.probeInBackground(provider);
         const session = await this.activate(reservation, null);
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session);
