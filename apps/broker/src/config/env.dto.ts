@@ -38,6 +38,14 @@ export class EnvironmentVariables {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 
+  /** Database connections per broker process, all opened at start and kept. */
+  @IntVar(1, 500)
+  DATABASE_POOL_SIZE = 20;
+
+  /** Closes a pooled connection idle this long; 0 keeps them (node-postgres' own default would be 10 000). */
+  @IntVar(0, 86_400_000)
+  DATABASE_POOL_IDLE_TIMEOUT_MS = 0;
+
   /** `name=adapter:url` entries, comma-separated, in routing order. */
   @IsOptional()
   @IsString()

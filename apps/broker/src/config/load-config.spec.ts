@@ -253,3 +253,21 @@ describe('Vonage provider configuration (SPEC §9)', () => {
     expect(problem({ ...vonage, PROVIDER_FAILOVER_API_SECRET: 'has space' })).not.toContain('has space');
   });
 });
+
+describe('database pool settings', () => {
+  it('opens 20 connections and keeps them by default', () => {
+    expect(loadConfig({})).toMatchObject({ databasePoolSize: 20, databasePoolIdleTimeoutMs: 0 });
+  });
+
+  it('takes DATABASE_POOL_SIZE from 1 to 500 and DATABASE_POOL_IDLE_TIMEOUT_MS from 0 to 86 400 000', () => {
+    expect(loadConfig({ DATABASE_POOL_SIZE: '1', DATABASE_POOL_IDLE_TIMEOUT_MS: '0' })).toMatchObject({ databasePoolSize: 1 });
+    expect(loadConfig({ DATABASE_POOL_SIZE: '500', DATABASE_POOL_IDLE_TIMEOUT_MS: '86400000' })).toMatchObject({
+      databasePoolSize: 500,
+      databasePoolIdleTimeoutMs: 86_400_000,
+    });
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '0' })).toThrow(/DATABASE_POOL_SIZE must be an integer from 1 to 500/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '501' })).toThrow(/DATABASE_POOL_SIZE/);
+    expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '-1' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
+    expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '86400001' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
+  });
+});

@@ -50,6 +50,8 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     simPort: vars.SIM_PORT,
     dataDir: vars.DATA_DIR,
     databaseUrl: vars.DATABASE_URL,
+    databasePoolSize: vars.DATABASE_POOL_SIZE,
+    databasePoolIdleTimeoutMs: vars.DATABASE_POOL_IDLE_TIMEOUT_MS,
     providers,
     simulated: !vars.PROVIDERS,
     simWebhookSecret: vars.SIM_WEBHOOK_SECRET,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { EventOutbox, type SessionEventType } from '../notifications';
+import { EventOutbox, type Queryable, type SessionEventType } from '../notifications';
 import { SessionDto } from './dto/session.dto';
 import type { Session } from './session.entity';
 
@@ -14,6 +14,28 @@ export class SessionEvents {
 
   async created(manager: EntityManager, session: Session): Promise<void> {
     await this.write(manager, 'session.created', session, { session: SessionDto.from(session) });
+  }
+
+  /**
+   * Makes the reservation active with its binding and records `session.created`, in one statement:
+   * the event exists exactly when the activation happened. False when the session was no longer pending.
+   */
+  async activated(runner: Queryable, session: Session): Promise<boolean> {
+    const recorded = await this.outbox.recordWithChange(
+      runner,
+      {
+        sql: `UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending' RETURNING id`,
+        params: [session.id, session.bindingId],
+      },
+      {
+        type: 'session.created',
+        accountId: session.accountId,
+        sessionId: session.id,
+        callbackUrl: session.callbackUrl,
+        data: { session: SessionDto.from(session) },
+      },
+    );
+    return recorded !== null;
   }
 
   async ended(manager: EntityManager, session: Session, status: 'closed' | 'expired'): Promise<void> {
