@@ -28,8 +28,8 @@ import {
 import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
-import { readLimited } from '../read-limited';
-import { describeTransportError, isTimeoutError, parseObject } from '../transport-errors';
+import { parseObject } from '../transport-errors';
+import { readSuccess, requestWithin, type Reading } from '../vendor-request';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -46,9 +46,6 @@ export interface SimProviderAdapterOptions {
 
 /** Largest provider answer we read; anything longer is cut (and then is not valid JSON). */
 const MAX_ANSWER_BYTES = 64 * 1024;
-
-/** What an answer's reader makes of a 2xx JSON body. */
-type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
 
 export class SimProviderAdapter implements CpaasProvider {
   readonly name: string;
@@ -165,37 +162,25 @@ export class SimProviderAdapter implements CpaasProvider {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, this.options.timeoutMs);
     const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
       ok: false,
       failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
       latencyMs: performance.now() - started,
     });
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.agent.request({
+    const answered = await requestWithin(
+      this.agent,
+      {
         origin: this.origin,
         path: `${this.apiPath}${path}`,
         method,
         headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
-        signal: abort.signal,
-      });
-      status = response.statusCode;
-      text = await readLimited(response.body, MAX_ANSWER_BYTES);
-    } catch (error) {
-      if (timedOut || isTimeoutError(error))
-        return fail({ countsAgainstProvider: true, cause: 'timeout' }, `no answer within ${this.options.timeoutMs} ms`);
-      return fail({ countsAgainstProvider: true, cause: 'transport' }, describeTransportError(error));
-    } finally {
-      clearTimeout(timer);
-    }
+      },
+      this.options.timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
+    if ('failure' in answered) return fail(answered.failure, answered.reason);
+    const { status, text } = answered;
 
     if (status === 429) return fail({ countsAgainstProvider: true, cause: 'rate-limited', status }, 'HTTP 429 (rate limited)');
     if (status === 408) return fail({ countsAgainstProvider: true, cause: 'timeout', status }, 'HTTP 408');
@@ -213,14 +198,8 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status < 200 || status >= 300)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `unexpected HTTP ${status}`);
 
-    const answer = parseObject(text);
-    if (!answer)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
-    const reading = read(answer);
-    if ('rejected' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'rejected', status }, `HTTP ${status} ${reading.rejected} (rejected)`);
-    if ('malformed' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with ${reading.malformed}`);
+    const reading = readSuccess(status, text, read);
+    if ('failure' in reading) return fail(reading.failure, reading.reason);
     return { ok: true, value: reading.value, latencyMs: performance.now() - started };
   }
 }

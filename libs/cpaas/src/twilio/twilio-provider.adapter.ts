@@ -30,8 +30,8 @@ import {
   type WebhookRequest,
   type WebhookVerification,
 } from '../provider';
-import { readLimited } from '../read-limited';
-import { describeTransportError, isTimeoutError, parseObject } from '../transport-errors';
+import { parseObject } from '../transport-errors';
+import { readSuccess, requestWithin, type Reading } from '../vendor-request';
 import { dialTwiml, emptyTwiml, messageTwiml, rejectTwiml, sayTwiml, twimlAnswer } from './twiml';
 import { twilioOutcome } from './twilio-outcomes';
 import { parseTwilioInbound, parseTwilioStatus, twilioParams, verifyTwilioWebhook } from './twilio-webhooks';
@@ -56,8 +56,6 @@ const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Numbers per list page (Twilio's maximum), and a bound on pages so a looping `next_page_uri` ends. */
 const NUMBERS_PAGE_SIZE = 1000;
 const MAX_NUMBER_PAGES = 100;
-
-type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
 
 export class TwilioProviderAdapter implements CpaasProvider {
   readonly name: string;
@@ -216,21 +214,14 @@ export class TwilioProviderAdapter implements CpaasProvider {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, this.options.timeoutMs);
     const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
       ok: false,
       failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
       latencyMs: performance.now() - started,
     });
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.agent.request({
+    const answered = await requestWithin(
+      this.agent,
+      {
         origin: this.origin,
         path: `${this.basePath}${path}`,
         method,
@@ -241,20 +232,15 @@ export class TwilioProviderAdapter implements CpaasProvider {
           ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         },
         body: form ? new URLSearchParams(form).toString() : undefined,
-        signal: abort.signal,
-      });
-      status = response.statusCode;
-      text = await readLimited(response.body, MAX_ANSWER_BYTES);
-    } catch (error) {
-      if (timedOut || isTimeoutError(error))
-        return fail({ countsAgainstProvider: true, cause: 'timeout' }, `no answer within ${this.options.timeoutMs} ms`);
-      return fail({ countsAgainstProvider: true, cause: 'transport' }, describeTransportError(error));
-    } finally {
-      clearTimeout(timer);
-    }
+      },
+      this.options.timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
+    if ('failure' in answered) return fail(answered.failure, answered.reason);
+    const { status, text } = answered;
 
-    const answer = parseObject(text);
     if (status < 200 || status >= 300) {
+      const answer = parseObject(text);
       const code = typeof answer?.code === 'number' ? answer.code : undefined;
       const rule = twilioOutcome(status, code);
       // Twilio's own message names the problem (never a credential); kept short.
@@ -269,13 +255,8 @@ export class TwilioProviderAdapter implements CpaasProvider {
         `HTTP ${status}${code === undefined ? '' : ` (Twilio ${code})`} ${rule.meaning}${message}`,
       );
     }
-    if (!answer)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
-    const reading = read(answer);
-    if ('rejected' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'rejected', status }, `HTTP ${status} ${reading.rejected} (rejected)`);
-    if ('malformed' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with ${reading.malformed}`);
+    const reading = readSuccess(status, text, read);
+    if ('failure' in reading) return fail(reading.failure, reading.reason);
     return { ok: true, value: reading.value, latencyMs: performance.now() - started };
   }
 }
