@@ -53,9 +53,9 @@ describe('loadConfig', () => {
   it.each([
     ['PORT', 'abc', /^invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/],
     ['PORT', '70000', /PORT must be an integer from 0 to 65535 \(got "70000"\)/],
-    ['BREAKER_WINDOW_ERROR_RATE', '1.5', /BREAKER_WINDOW_ERROR_RATE must be a number from 0 to 1 \(got "1.5"\)/],
+    ['BREAKER_WINDOW_ERROR_RATE', '1.5', /BREAKER_WINDOW_ERROR_RATE must be a number from 0 to less than 1 \(got "1.5"\)/],
     ['BREAKER_CONSECUTIVE_FAILURES', '0', /BREAKER_CONSECUTIVE_FAILURES must be an integer from 1 to 1000/],
-    ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 10 to 86400000/],
+    ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 120 to 86400000 that 120 divides/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
     ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter or name=adapter:http/],

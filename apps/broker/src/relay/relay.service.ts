@@ -184,13 +184,20 @@ export class RelayService {
           { id: interaction.id },
           { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null },
         );
-        await this.events.write(manager, 'message.relayed', session, {
-          sessionId: session.id,
-          interactionId: interaction.id,
-          from: interaction.from,
-          to: interaction.to,
-          attempts: interaction.attempts + 1,
-        });
+        await this.events.write(
+          manager,
+          'message.relayed',
+          session,
+          {
+            sessionId: session.id,
+            interactionId: interaction.id,
+            from: interaction.from,
+            to: interaction.to,
+            attempts: interaction.attempts + 1,
+          },
+          // Learned when the message came in, not when the relay (perhaps a retry) went out.
+          interaction.createdAt,
+        );
       } else if (!sent.failure.countsAgainstProvider) {
         // The provider refused the message itself (an invalid or unsubscribed number): retrying cannot help.
         await this.giveUp(
@@ -226,14 +233,20 @@ export class RelayService {
       { id: interaction.id },
       { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason },
     );
-    await this.events.write(manager, 'message.failed', session, {
-      sessionId: session.id,
-      interactionId: interaction.id,
-      from: interaction.from,
-      to: interaction.to,
-      attempts: interaction.attempts,
-      reason: interaction.lastError ?? reason,
-    });
+    await this.events.write(
+      manager,
+      'message.failed',
+      session,
+      {
+        sessionId: session.id,
+        interactionId: interaction.id,
+        from: interaction.from,
+        to: interaction.to,
+        attempts: interaction.attempts,
+        reason: interaction.lastError ?? reason,
+      },
+      interaction.createdAt,
+    );
   }
 
   private async recordSms(session: Session, event: Extract<InboundEvent, { channel: 'sms' }>, to: string): Promise<Interaction> {

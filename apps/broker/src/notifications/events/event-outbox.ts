@@ -20,6 +20,8 @@ export interface SessionEventInput {
   /** The session's callback URL; null → the account's default; neither → the event is stored, not delivered. */
   callbackUrl: string | null;
   data: Record<string, unknown>;
+  /** When the broker learned of the thing (an inbound message's arrival, …); unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
 }
 
 /** An EntityManager or a DataSource: whatever runs one statement. */
@@ -30,6 +32,8 @@ export interface Queryable {
 export interface OpsEventInput {
   type: OpsEventType;
   data: Record<string, unknown>;
+  /** When the transition happened; unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
 }
 
 export interface RecordedEvent {
@@ -90,7 +94,7 @@ export class EventOutbox {
   /** Records a session event, and its delivery, in the caller's transaction (`manager`). */
   async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
     if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
-    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data);
+    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
   }
 
   /**
@@ -107,6 +111,7 @@ export class EventOutbox {
       event.callbackUrl,
       'account',
       event.data,
+      event.receivedAt,
     );
     const rows = (await runner.query(INSERT_AFTER_CHANGE(change.sql), [...params, ...change.params])) as Array<{
       changed: number;
@@ -120,7 +125,7 @@ export class EventOutbox {
   async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
     if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);
     if (!this.settings.opsWebhookUrl) return null;
-    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data);
+    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data, event.receivedAt);
   }
 
   private async insert(
@@ -130,9 +135,10 @@ export class EventOutbox {
     sessionId: string | null,
     callbackUrl: string | null,
     kind: 'account' | 'ops',
-    data: Record<string, unknown>,
+    eventData: Record<string, unknown>,
+    receivedAt: Date | undefined,
   ): Promise<RecordedEvent> {
-    const { params, eventId, deliveryId } = this.prepare(type, accountId, sessionId, callbackUrl, kind, data);
+    const { params, eventId, deliveryId } = this.prepare(type, accountId, sessionId, callbackUrl, kind, eventData, receivedAt);
     const rows = (await manager.query(INSERT, params)) as Array<{ url: string }>;
     return { eventId, deliveryId: rows.length > 0 ? deliveryId : null };
   }
@@ -144,12 +150,15 @@ export class EventOutbox {
     sessionId: string | null,
     callbackUrl: string | null,
     kind: 'account' | 'ops',
-    data: Record<string, unknown>,
+    eventData: Record<string, unknown>,
+    receivedAt: Date | undefined,
   ): { params: unknown[]; eventId: string; deliveryId: string } {
     const now = this.clock.now();
     const eventId = randomUUID();
     const deliveryId = randomUUID();
     const createdAt = new Date(now);
+    // webhook-delivery.txt: receivers order events by `receivedAt` inside `data`, every event carries it.
+    const data = { ...eventData, receivedAt: (receivedAt ?? createdAt).toISOString() };
     const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
     if (size > MAX_WEBHOOK_BODY_BYTES)
       throw new WebhookBodyTooLargeError(`a ${type} webhook body would be ${size} bytes; at most ${MAX_WEBHOOK_BODY_BYTES} are sent`);
