@@ -42,8 +42,12 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-export async function startFaultProxy(upstreamUrl: string): Promise<FaultProxy> {
-  const upstream = new URL(upstreamUrl);
+/**
+ * `upstreamUrl` is one mock, or a choice of mock by request path (a vendor whose APIs are described
+ * in several files, each served by its own Prism).
+ */
+export async function startFaultProxy(upstreamUrl: string | ((path: string) => string)): Promise<FaultProxy> {
+  const upstreamFor = (path: string): URL => new URL(typeof upstreamUrl === 'string' ? upstreamUrl : upstreamUrl(path));
   const queue: Fault[] = [];
   let standing: Fault = { kind: 'pass' };
   const exchanges: Exchange[] = [];
@@ -83,6 +87,7 @@ export async function startFaultProxy(upstreamUrl: string): Promise<FaultProxy> 
   });
 
   function forward(exchange: Exchange, res: ServerResponse, transform: (body: string) => string): void {
+    const upstream = upstreamFor(exchange.path);
     const headers = { ...exchange.headers, host: upstream.host };
     delete headers['content-length'];
     const out = httpRequest(

@@ -1,8 +1,9 @@
-import { credential, type AdapterName, type ProviderCredentials } from './credentials';
+import { credential, optionalCredential, type AdapterName, type ProviderCredentials } from './credentials';
 import { UnknownAdapterError } from './errors';
 import type { Clock, CpaasProvider } from './provider';
 import { SimProviderAdapter } from './sim/sim-provider.adapter';
 import { TwilioProviderAdapter } from './twilio/twilio-provider.adapter';
+import { VonageProviderAdapter } from './vonage/vonage-provider.adapter';
 
 /** Where a provider is reached and which adapter speaks to it (the broker's `PROVIDERS` entries). */
 export interface CpaasProviderConfig {
@@ -46,6 +47,22 @@ export function createProvider(config: CpaasProviderConfig, options: CpaasProvid
         timeoutMs: options.timeoutMs,
         clock: options.clock,
       });
+    case 'vonage': {
+      const credentials = config.credentials ?? {};
+      if (!options.publicUrl) throw new Error(`provider "${config.name}": the vonage adapter needs PUBLIC_URL`);
+      return new VonageProviderAdapter({
+        name: config.name,
+        baseUrl: config.baseUrl,
+        apiKey: credential(credentials, 'apiKey'),
+        apiSecret: credential(credentials, 'apiSecret'),
+        applicationId: credential(credentials, 'applicationId'),
+        privateKey: optionalCredential(credentials, 'privateKey'),
+        signatureSecret: credential(credentials, 'signatureSecret'),
+        publicUrl: options.publicUrl,
+        timeoutMs: options.timeoutMs,
+        clock: options.clock,
+      });
+    }
     default:
       throw new UnknownAdapterError(String(config.adapter));
   }

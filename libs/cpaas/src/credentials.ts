@@ -5,12 +5,13 @@
  * the configuration.
  */
 import { Secret } from './secret';
+import { loadVonagePrivateKey } from './vonage/vonage-private-key';
 
-export const ADAPTERS = ['sim', 'twilio'] as const;
+export const ADAPTERS = ['sim', 'twilio', 'vonage'] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
 
 /** Adapters that talk to a real vendor: they need `PUBLIC_URL`, and their API base has a default. */
-export const VENDOR_ADAPTERS: readonly AdapterName[] = ['twilio'];
+export const VENDOR_ADAPTERS: readonly AdapterName[] = ['twilio', 'vonage'];
 
 export interface CredentialSpec {
   /** `ACCOUNT_SID` → `PROVIDER_PRIMARY_ACCOUNT_SID`. */
@@ -22,6 +23,10 @@ export interface CredentialSpec {
   /** Accepts the (trimmed) value; `rule` says what it allows. */
   accepts(value: string): boolean;
   rule: string;
+  /** An optional credential may be unset; when set, it must be accepted. */
+  optional?: boolean;
+  /** Turns an accepted value into the credential (a key file's path into the PEM it holds). */
+  load?(value: string): string;
 }
 
 export const ADAPTER_CREDENTIALS: Record<AdapterName, readonly CredentialSpec[]> = {
@@ -40,6 +45,45 @@ export const ADAPTER_CREDENTIALS: Record<AdapterName, readonly CredentialSpec[]>
       secret: true,
       accepts: (value) => /^[0-9a-fA-F]{32}$/.test(value),
       rule: 'must be the 32-hex-digit auth token (Twilio console, Account Info)',
+    },
+  ],
+  vonage: [
+    {
+      suffix: 'API_KEY',
+      key: 'apiKey',
+      secret: false,
+      accepts: (value) => /^[a-zA-Z0-9]{8}$/.test(value),
+      rule: 'must be the 8-character API key (Vonage dashboard, API settings)',
+    },
+    {
+      suffix: 'API_SECRET',
+      key: 'apiSecret',
+      secret: true,
+      accepts: (value) => /^[a-zA-Z0-9]{6,32}$/.test(value),
+      rule: 'must be the API secret, 6 to 32 letters and digits (Vonage dashboard, API settings)',
+    },
+    {
+      suffix: 'APPLICATION_ID',
+      key: 'applicationId',
+      secret: false,
+      accepts: (value) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value),
+      rule: "must be the application's id, a lowercase UUID (Vonage dashboard, Applications)",
+    },
+    {
+      suffix: 'PRIVATE_KEY',
+      key: 'privateKey',
+      secret: true,
+      optional: true,
+      accepts: (value) => loadVonagePrivateKey(value) !== undefined,
+      load: (value) => loadVonagePrivateKey(value)!,
+      rule: "must be the application's RSA private key: PEM text, or the path of a readable private.key file",
+    },
+    {
+      suffix: 'SIGNATURE_SECRET',
+      key: 'signatureSecret',
+      secret: true,
+      accepts: (value) => /^\S{16,256}$/.test(value),
+      rule: 'must be the signature secret that signs webhooks, 16 to 256 characters (Vonage dashboard, API settings)',
     },
   ],
 };
@@ -63,11 +107,12 @@ export function readCredentials(
     const variable = credentialVariable(provider, spec.suffix);
     const value = env[variable]?.trim();
     if (!value) {
-      problems.push(`${variable} is required for provider "${provider}" (${adapter})`);
+      if (!spec.optional) problems.push(`${variable} is required for provider "${provider}" (${adapter})`);
     } else if (!spec.accepts(value)) {
       problems.push(`${variable} ${spec.rule}${spec.secret ? '' : ` (got "${value}")`}`);
     } else {
-      credentials[spec.key] = spec.secret ? new Secret(value) : value;
+      const loaded = spec.load ? spec.load(value) : value;
+      credentials[spec.key] = spec.secret ? new Secret(loaded) : loaded;
     }
   }
   return { credentials, problems };
@@ -75,7 +120,13 @@ export function readCredentials(
 
 /** A credential the configuration guarantees (readCredentials checked it); throws on a wiring mistake. */
 export function credential(credentials: ProviderCredentials, key: string): string {
-  const value = credentials[key];
+  const value = optionalCredential(credentials, key);
   if (value === undefined) throw new Error(`missing credential "${key}"`);
-  return typeof value === 'string' ? value : value.reveal();
+  return value;
+}
+
+/** An optional credential (`CredentialSpec.optional`), or undefined when it was not set. */
+export function optionalCredential(credentials: ProviderCredentials, key: string): string | undefined {
+  const value = credentials[key];
+  return value === undefined || typeof value === 'string' ? value : value.reveal();
 }

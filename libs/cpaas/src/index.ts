@@ -34,6 +34,7 @@ export {
   ADAPTER_CREDENTIALS,
   VENDOR_ADAPTERS,
   credential,
+  optionalCredential,
   credentialVariable,
   readCredentials,
   type AdapterName,
@@ -74,3 +75,12 @@ export { readLimited } from './read-limited';
 export { TWILIO_API_BASE, TwilioProviderAdapter, type TwilioProviderAdapterOptions } from './twilio/twilio-provider.adapter';
 export { TWILIO_OTHER_OUTCOMES, TWILIO_OUTCOMES, twilioOutcome, type TwilioOutcomeRule } from './twilio/twilio-outcomes';
 export { TWILIO_SIGNATURE_HEADER } from './twilio/twilio-webhooks';
+export { VonageProviderAdapter, VONAGE_BRIDGED_CALL_PARAM, type VonageProviderAdapterOptions } from './vonage/vonage-provider.adapter';
+export {
+  VONAGE_SIGNATURE_TOLERANCE_SEC,
+  verifyVonageWebhook,
+  vonagePayloadHash,
+  type VonageSignatureCheck,
+} from './vonage/vonage-signature';
+export { VONAGE_PROBLEM_RULES, VONAGE_STATUS_RULES, classifyVonageAnswer, type VonageOutcomeRule } from './vonage/vonage-outcomes';
+export { connectNcco, talkNcco, type NccoAction } from './vonage/vonage-ncco';

@@ -111,6 +111,8 @@ export type StatusEvent =
     }
   /** A message still on its way (queued, sent, ...): nothing to record yet. */
   | { type: 'message.progress'; eventId: string; messageId: string; status: string; at: string }
+  /** A call still on its way (ringing, answered), or a leg whose end is reported elsewhere: nothing to record. */
+  | { type: 'call.progress'; eventId: string; callId: string; status: string; at: string }
   | {
       type: 'call.completed';
       eventId: string;
@@ -201,8 +203,11 @@ export interface CpaasProvider {
   readonly repliesInline: boolean;
   /** The answer to an inbound SMS webhook. */
   smsAnswer(outcome: SmsOutcome): WebhookAnswer;
-  /** The answer to an inbound call: connect it to `to`, showing `callerId`. */
-  voiceBridgeInstruction(req: { to: string; callerId: string }): WebhookAnswer;
+  /**
+   * The answer to an inbound call: connect it to `to`, showing `callerId`. `callId` is the inbound
+   * call's id, for a vendor that reports the bridged leg apart from it (Vonage's connect `eventUrl`).
+   */
+  voiceBridgeInstruction(req: { to: string; callerId: string; callId: string }): WebhookAnswer;
   /** The answer to an inbound call that cannot be connected: say `text`, then hang up. */
   voiceSayInstruction(req: { text: string }): WebhookAnswer;
   /**

@@ -1,3 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig, parseProviders } from './load-config';
 
 describe('loadConfig', () => {
@@ -184,6 +188,79 @@ describe('vendor provider configuration (SPEC §9)', () => {
     const secret = 'not-a-token-0123456789-secret';
     expect(oneLine({ ...twilio, PROVIDER_PRIMARY_AUTH_TOKEN: secret })).not.toContain(secret);
     expect(oneLine({ ...twilio, PROVIDER_PRIMARY_ACCOUNT_SID: 'ACnope' })).toContain('(got "ACnope")');
+  });
+});
+
+describe('Vonage provider configuration (SPEC §9)', () => {
+  const { privateKey: PEM } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
+  const vonage = {
+    PROVIDERS: 'primary=twilio,failover=vonage',
+    PUBLIC_URL: 'https://broker.example.com',
+    PROVIDER_PRIMARY_ACCOUNT_SID: 'AC' + '0123456789abcdef'.repeat(2),
+    PROVIDER_PRIMARY_AUTH_TOKEN: 'f'.repeat(32),
+    PROVIDER_FAILOVER_API_KEY: 'abcd1234',
+    PROVIDER_FAILOVER_API_SECRET: 'Abcdef0123456789',
+    PROVIDER_FAILOVER_APPLICATION_ID: 'aaaaaaaa-bbbb-cccc-dddd-0123456789ab',
+    PROVIDER_FAILOVER_SIGNATURE_SECRET: 'signature-secret-0123456789',
+  };
+  const problem = (env: Record<string, string | undefined>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).not.toContain('\n');
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it('reads the key, secret, application and signature secret; the private key is optional', () => {
+    const failover = loadConfig(vonage).providers[1];
+    expect(failover).toMatchObject({ name: 'failover', adapter: 'vonage', credentials: { apiKey: 'abcd1234' } });
+    expect(failover.credentials.privateKey).toBeUndefined();
+    expect(String(failover.credentials.apiSecret)).toBe('[secret]');
+    expect(String(failover.credentials.signatureSecret)).toBe('[secret]');
+  });
+
+  it('takes the private key as PEM text (newlines written \\n too) or as the path of its file', () => {
+    const asText = loadConfig({ ...vonage, PROVIDER_FAILOVER_PRIVATE_KEY: PEM.replace(/\n/g, '\\n') }).providers[1];
+    expect((asText.credentials.privateKey as { reveal(): string }).reveal()).toBe(PEM);
+    const dir = mkdtempSync(join(tmpdir(), 'vonage-key-'));
+    writeFileSync(join(dir, 'private.key'), PEM);
+    const asFile = loadConfig({ ...vonage, PROVIDER_FAILOVER_PRIVATE_KEY: join(dir, 'private.key') }).providers[1];
+    expect((asFile.credentials.privateKey as { reveal(): string }).reveal()).toBe(PEM);
+    rmSync(dir, { recursive: true });
+  });
+
+  it.each([
+    [
+      'PROVIDER_FAILOVER_PRIVATE_KEY',
+      '/nonexistent/private.key',
+      /^invalid configuration: PROVIDER_FAILOVER_PRIVATE_KEY must be the application's RSA private key/,
+    ],
+    [
+      'PROVIDER_FAILOVER_PRIVATE_KEY',
+      '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----',
+      /PROVIDER_FAILOVER_PRIVATE_KEY must be/,
+    ],
+    ['PROVIDER_FAILOVER_API_KEY', undefined, /PROVIDER_FAILOVER_API_KEY is required for provider "failover" \(vonage\)/],
+    ['PROVIDER_FAILOVER_API_KEY', 'abcd123', /PROVIDER_FAILOVER_API_KEY must be the 8-character API key/],
+    ['PROVIDER_FAILOVER_API_SECRET', undefined, /PROVIDER_FAILOVER_API_SECRET is required/],
+    ['PROVIDER_FAILOVER_APPLICATION_ID', 'my-app', /PROVIDER_FAILOVER_APPLICATION_ID must be the application's id/],
+    ['PROVIDER_FAILOVER_SIGNATURE_SECRET', undefined, /PROVIDER_FAILOVER_SIGNATURE_SECRET is required/],
+    ['PROVIDER_FAILOVER_SIGNATURE_SECRET', 'short', /PROVIDER_FAILOVER_SIGNATURE_SECRET must be the signature secret/],
+  ])('refuses %s=%p with one line naming it', (name, value, message) => {
+    expect(problem({ ...vonage, [name]: value })).toMatch(message);
+  });
+
+  it('never echoes a rejected private key or secret', () => {
+    const bad = '-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----';
+    expect(problem({ ...vonage, PROVIDER_FAILOVER_PRIVATE_KEY: bad })).not.toContain('secret-material');
+    expect(problem({ ...vonage, PROVIDER_FAILOVER_API_SECRET: 'has space' })).not.toContain('has space');
   });
 });
 

@@ -55,6 +55,7 @@ export class RelayService {
    */
   async status(provider: string, event: StatusEvent): Promise<boolean> {
     if (event.type === 'message.progress') return this.knownMessage(provider, event.messageId);
+    if (event.type === 'call.progress') return this.knownMessage(provider, event.callId);
     if (event.type !== 'call.completed' && event.type !== 'call.failed') return this.messageOutcome(provider, event);
     const recorded = await this.callOutcome(provider, event);
     if (recorded === 'first') {
@@ -271,7 +272,7 @@ export class RelayService {
     );
     return {
       kind: 'answer',
-      answer: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber }),
+      answer: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
     };
   }
 
