@@ -24,6 +24,8 @@ export interface BreakerSettings {
 /** The broker's configuration: validated once, typed, read everywhere else. */
 export interface BrokerConfig {
   port: number;
+  /** Listening address (HOST): loopback by default in the all-local mode. */
+  host: string;
   simPort: number;
   dataDir: string;
   /** Unset: the broker runs an embedded PostgreSQL under `dataDir`. */
@@ -31,7 +33,8 @@ export interface BrokerConfig {
   providers: ProviderConfig[];
   /** True when PROVIDERS is unset: the providers are the simulator, started alongside the broker. */
   simulated: boolean;
-  simWebhookSecret: string;
+  /** Set whenever PROVIDERS names a sim provider; in the all-local mode `main.ts` makes one per data folder. */
+  simWebhookSecret?: string;
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];

@@ -4,7 +4,7 @@
  */
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toNumber = ({ value }: { value: unknown }) =>
@@ -26,6 +26,11 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export class EnvironmentVariables {
   @IntVar(0, 65535)
   PORT = 3000;
+
+  /** Listening address of the broker (and the in-process simulator); unset: 127.0.0.1 in the all-local mode, else 0.0.0.0. */
+  @IsOptional()
+  @IsIP(undefined, { message: 'HOST must be an IPv4 or IPv6 address, such as 127.0.0.1 or 0.0.0.0' })
+  HOST?: string;
 
   @IntVar(0, 65535)
   SIM_PORT = 4010;
@@ -183,8 +188,13 @@ export class EnvironmentVariables {
   @IntVar(0, 2_592_000_000)
   WEBHOOK_SECRET_OVERLAP_MS = 86_400_000;
 
-  /** Secret the simulator signs its inbound webhooks with (and the broker checks). */
+  /**
+   * Secret the simulator signs its inbound webhooks with (and the broker checks). No default:
+   * required when PROVIDERS names a `sim` provider; the all-local `npm start` makes one per data folder.
+   */
+  @IsOptional()
   @IsString()
-  @MinLength(8)
-  SIM_WEBHOOK_SECRET = 'sim-dev-webhook-secret';
+  @MinLength(16, { message: 'SIM_WEBHOOK_SECRET must be at least 16 characters' })
+  @MaxLength(512)
+  SIM_WEBHOOK_SECRET?: string;
 }

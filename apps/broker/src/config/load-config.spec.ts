@@ -66,6 +66,25 @@ describe('loadConfig', () => {
     }
   });
 
+  it('has no built-in webhook secret: a configured sim provider without one refuses to start, naming the variable', () => {
+    const load = () => loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010' });
+    expect(load).toThrow(/^invalid configuration: SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider$/);
+    expect(loadConfig({}).simWebhookSecret).toBeUndefined();
+    expect(loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).simWebhookSecret).toBe(
+      'x'.repeat(16),
+    );
+    expect(() => loadConfig({ SIM_WEBHOOK_SECRET: 'x'.repeat(15) })).toThrow(
+      /^invalid configuration: SIM_WEBHOOK_SECRET must be at least 16 characters$/,
+    );
+  });
+
+  it('listens on loopback in the all-local mode and on every interface with PROVIDERS, unless HOST says otherwise', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(() => loadConfig({ HOST: 'everywhere' })).toThrow(/^invalid configuration: HOST must be an IPv4 or IPv6 address/);
+  });
+
   it('never echoes a secret it rejects', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'short-secret' })).toThrow(
       /^invalid configuration: ADMIN_TOKEN must be at least 16 characters$/,

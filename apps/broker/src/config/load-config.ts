@@ -8,7 +8,16 @@ export class ConfigError extends Error {
 }
 
 const ADAPTERS = ['sim'] as const;
-const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'OPS_WEBHOOK_URL', 'OPS_WEBHOOK_SECRET'];
+const OPTIONAL = [
+  'HOST',
+  'SIM_WEBHOOK_SECRET',
+  'DATABASE_URL',
+  'PROVIDERS',
+  'BROKER_API_KEY',
+  'ADMIN_TOKEN',
+  'OPS_WEBHOOK_URL',
+  'OPS_WEBHOOK_SECRET',
+];
 const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
 
 /**
@@ -25,10 +34,13 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
   const problems = validateSync(vars, { forbidUnknownValues: false }).map((error) => describe(error, given));
   let providers: ProviderConfig[] = [];
   try {
-    providers = vars.PROVIDERS ? parseProviders(vars.PROVIDERS) : simulatedProviders(vars.SIM_PORT);
+    providers = vars.PROVIDERS ? parseProviders(vars.PROVIDERS) : simulatedProviders(vars.SIM_PORT, vars.HOST);
   } catch (error) {
     problems.push((error as Error).message);
   }
+  // A simulator reachable by others must not accept webhooks signed with a secret anyone can read.
+  if (vars.PROVIDERS && providers.some((p) => p.adapter === 'sim') && !vars.SIM_WEBHOOK_SECRET)
+    problems.push('SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider');
   if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
     problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
@@ -39,6 +51,7 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
 
   return {
     port: vars.PORT,
+    host: vars.HOST ?? (vars.PROVIDERS ? '0.0.0.0' : '127.0.0.1'),
     simPort: vars.SIM_PORT,
     dataDir: vars.DATA_DIR,
     databaseUrl: vars.DATABASE_URL,
@@ -99,8 +112,10 @@ function describe(error: ValidationError, given: Record<string, string | undefin
   return `${messages.join(', ')}${shown}`;
 }
 
-function simulatedProviders(simPort: number): ProviderConfig[] {
-  const baseUrl = `http://127.0.0.1:${simPort}`;
+/** The in-process simulator listens on HOST too; a wildcard address is reached over loopback. */
+function simulatedProviders(simPort: number, host = '127.0.0.1'): ProviderConfig[] {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const baseUrl = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${simPort}`;
   return [
     { name: 'primary', adapter: 'sim', baseUrl },
     { name: 'failover', adapter: 'sim', baseUrl },

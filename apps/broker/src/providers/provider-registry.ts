@@ -81,6 +81,8 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const saved = await this.store.loadAll();
     for (const providerConfig of this.config.providers) {
+      // loadConfig requires it for PROVIDERS; the all-local start makes one before building the app.
+      if (!this.config.simWebhookSecret) throw new Error('SIM_WEBHOOK_SECRET must be set for a sim provider');
       const adapter = createProvider(providerConfig, {
         timeoutMs: this.config.providerCallTimeoutMs,
         webhookSecret: this.config.simWebhookSecret,
