@@ -1,6 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { markAuthenticated } from '../common/http';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
@@ -29,6 +30,7 @@ export class ApiKeyGuard implements CanActivate {
     const principal = await this.accounts.authenticate(key);
     if (!principal) throw unauthorized('The API key is unknown or revoked.');
     request.principal = principal;
+    markAuthenticated(request);
     return true;
   }
 }
@@ -44,10 +46,12 @@ export class AdminTokenGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (!this.token) throw new ProblemException(403, 'Admin API disabled', 'Set ADMIN_TOKEN to use the admin API.', 'admin-disabled');
-    const given = bearer(context.switchToHttp().getRequest<Request>());
+    const request = context.switchToHttp().getRequest<Request>();
+    const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
     const candidate = Buffer.from(given);
     if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) throw unauthorized('The admin token is wrong.');
+    markAuthenticated(request);
     return true;
   }
 }

@@ -67,6 +67,13 @@ export interface BrokerConfig {
   };
   logLevel: (typeof LOG_LEVELS)[number];
   requestBodyLimitBytes: number;
+  /** Limits that hold before a request is authenticated (docs/security.md). */
+  http: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    maxStreams: number;
+    maxStreamsPerClient: number;
+  };
 }
 
 export const BROKER_CONFIG = Symbol('BROKER_CONFIG');

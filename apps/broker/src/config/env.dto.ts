@@ -104,6 +104,22 @@ export class EnvironmentVariables {
   @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** A client must send its request headers within this time (Node's default is 60 s). */
+  @IntVar(100, 300_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  /** A client must send its whole request, body included, within this time (Node's default is 300 s). */
+  @IntVar(100, 300_000)
+  HTTP_REQUEST_TIMEOUT_MS = 30_000;
+
+  /** Concurrent Server-Sent Event streams (`/v1/health/cpaas/stream`) this replica serves; 503 beyond. */
+  @IntVar(1, 100_000)
+  SSE_MAX_STREAMS = 1_000;
+
+  /** Concurrent Server-Sent Event streams per client address; 429 beyond. */
+  @IntVar(1, 100_000)
+  SSE_MAX_STREAMS_PER_CLIENT = 10;
+
   /** How often the sweeper marks ended sessions expired and releases their bindings. */
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;

@@ -41,6 +41,9 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
   // A simulator reachable by others must not accept webhooks signed with a secret anyone can read.
   if (vars.PROVIDERS && providers.some((p) => p.adapter === 'sim') && !vars.SIM_WEBHOOK_SECRET)
     problems.push('SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider');
+  if (vars.HTTP_HEADERS_TIMEOUT_MS > vars.HTTP_REQUEST_TIMEOUT_MS)
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must be at most HTTP_REQUEST_TIMEOUT_MS');
+  if (vars.SSE_MAX_STREAMS_PER_CLIENT > vars.SSE_MAX_STREAMS) problems.push('SSE_MAX_STREAMS_PER_CLIENT must be at most SSE_MAX_STREAMS');
   if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
     problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
@@ -101,6 +104,12 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     },
     logLevel: vars.LOG_LEVEL,
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
+    http: {
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+      maxStreams: vars.SSE_MAX_STREAMS,
+      maxStreamsPerClient: vars.SSE_MAX_STREAMS_PER_CLIENT,
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { StreamSlots } from '../common/http';
 import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
@@ -11,7 +12,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
 
 @Module({
   imports: [NotificationsModule],
-  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage],
+  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage, StreamSlots],
   controllers: [CpaasHealthController, ProvidersAdminController],
   exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],
 })

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ProblemException } from '../common/problem';
+import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
@@ -95,7 +96,7 @@ export class SessionsService {
     if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
     if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
     if (query.cursor) {
-      const cursor = decodeCursor(query.cursor);
+      const cursor = decodePageCursor(query.cursor);
       qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: cursor.at, id: cursor.id });
     }
     const rows = await qb.getMany();
@@ -103,7 +104,7 @@ export class SessionsService {
     const now = new Date();
     return {
       sessions: page.map((s) => SessionDto.from(s, now)),
-      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
+      nextCursor: rows.length > limit ? encodePageCursor(page[page.length - 1].createdAt, page[page.length - 1].id) : null,
     };
   }
 
@@ -201,21 +202,4 @@ function noProvider(attempts: Attempt[]): ProblemException {
     'providers-failed',
     { attempts },
   );
-}
-
-function encodeCursor(session: Session): string {
-  return Buffer.from(JSON.stringify([session.createdAt.toISOString(), session.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const date = new Date(at);
-    if (Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) throw new Error('bad cursor');
-    return { at: date, id };
-  } catch {
-    throw new ProblemException(400, 'Invalid request', 'cursor: must be a nextCursor returned by this route', 'validation-error', {
-      errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
-    });
-  }
 }
