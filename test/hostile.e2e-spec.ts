@@ -6,7 +6,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { connect, type Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ADMIN_TOKEN, API_KEY, AUTH_ENV } from './support/api-client';
+import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY } from './support/api-client';
 import { TEST_WEBHOOK_SECRET, startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 
@@ -156,6 +156,108 @@ describe('hostile input against the running broker', () => {
         expect(res.status).toBe(400);
         expect(await res.json()).toMatchObject({ errors: [{ field: 'cursor' }] });
       }
+    });
+  });
+
+  describe('toll fraud', () => {
+    const create = (participants: string[], channel = 'voice', key = API_KEY) =>
+      fetch(`${broker.url}/v1/sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel, participants: participants.map((number) => ({ number })) }),
+      });
+    const admin = (path: string, method: string, body?: unknown) =>
+      fetch(`${broker.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+
+    it.each([
+      ['a UK premium-rate number', '+449090000000', 'GB', /premium-rate/],
+      ['an invalid Nigerian number', '+23480300000', 'NG', /not a valid phone number for NG/],
+      ['a UK mobile, outside the countries of the pool', '+447400123456', 'GB', /in GB, which this account may not reach \(allowed: NG\)/],
+    ])('refuses a session to %s with a 422 naming the number and its country', async (_name, number, country, message) => {
+      const res = await create(['+2348030000201', number]);
+      expect(res.status).toBe(422);
+      const problem = (await res.json()) as { detail: string; country: string; errors: Array<{ field: string; message: string }> };
+      expect(problem).toMatchObject({ country, errors: [{ field: 'participants[1].number' }] });
+      expect(problem.detail).toContain(number);
+      expect(problem.errors[0].message).toMatch(message);
+    });
+
+    it('refuses SMS to a number that cannot receive it, and a proxy number as a participant', async () => {
+      const tollFree = await create(['+2348030000203', '+2348000000000'], 'sms');
+      expect(tollFree.status).toBe(422);
+      expect(((await tollFree.json()) as { detail: string }).detail).toMatch(/cannot receive SMS/);
+      const proxy = await create(['+2348030000203', '+2349010000001'], 'sms');
+      expect(proxy.status).toBe(422);
+      expect(((await proxy.json()) as { detail: string }).detail).toMatch(/proxy numbers/);
+    });
+
+    it('lets an operator widen the countries of one account, and allow special-rate numbers separately', async () => {
+      const { accounts } = (await (await admin('/v1/admin/accounts', 'GET')).json()) as {
+        accounts: Array<{ id: string; apiKeys: Array<{ prefix: string }> }>;
+      };
+      const account = accounts.find((a) => API_KEY.startsWith(a.apiKeys[0].prefix))!;
+      const widened = await admin(`/v1/admin/accounts/${account.id}/destinations`, 'PUT', { allowedCountries: ['NG', 'GB'] });
+      expect(widened.status).toBe(200);
+      expect(await widened.json()).toMatchObject({ allowedCountries: ['GB', 'NG'], allowSpecialRate: false });
+
+      expect((await create(['+2348030000205', '+447400123456'])).status).toBe(201);
+      expect((await create(['+2348030000207', '+449090000000'])).status).toBe(422);
+      expect((await admin(`/v1/admin/accounts/${account.id}/destinations`, 'PUT', { allowSpecialRate: true })).status).toBe(200);
+      expect((await create(['+2348030000207', '+449090000000'])).status).toBe(201);
+      expect(
+        (await admin(`/v1/admin/accounts/${account.id}/destinations`, 'PUT', { allowedCountries: null, allowSpecialRate: false })).status,
+      ).toBe(200);
+      expect((await create(['+2348030000209', '+447400123457'])).status).toBe(422);
+    });
+  });
+
+  describe('callback URLs', () => {
+    it.each(['https://example.com:0/hook', 'https://example.com:22/hook', 'http:/example.com/hook', 'https://exa\tmple.com/hook'])(
+      'refuses %j on both routes that take one, with one validator',
+      async (callbackUrl) => {
+        const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+        const account = await fetch(`${broker.url}/v1/account/callback-url`, {
+          method: 'PUT',
+          headers,
+          body: JSON.stringify({ callbackUrl }),
+        });
+        expect(account.status).toBe(400);
+        const session = await fetch(`${broker.url}/v1/sessions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348030000501' }, { number: '+2348030000502' }], callbackUrl }),
+        });
+        expect(session.status).toBe(400);
+      },
+    );
+  });
+
+  describe('fair use of the shared pool', () => {
+    it('lets one account hold at most SESSION_PARTICIPANT_LIMIT (3) active sessions for one person, then 429 saying why, while another account still can', async () => {
+      const create = (other: string, key = API_KEY) =>
+        fetch(`${broker.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348099000001' }, { number: other }] }),
+        });
+      const statuses = [];
+      for (const other of ['+2348030000401', '+2348030000402', '+2348030000403', '+2348030000404'])
+        statuses.push((await create(other)).status);
+      expect(statuses).toEqual([201, 201, 201, 429]);
+      const refused = await create('+2348030000405');
+      expect(await refused.json()).toMatchObject({
+        status: 429,
+        number: '+2348099000001',
+        limit: 3,
+        detail: expect.stringContaining('SESSION_PARTICIPANT_LIMIT'),
+      });
+      expect((await create('+2348030000406', OTHER_API_KEY)).status).toBe(201);
+      const metrics = await (await fetch(`${broker.url}/metrics`)).text();
+      expect(metrics).toMatch(/^broker_limit\{limit="session_participant_limit"\} 3$/m);
     });
   });
 

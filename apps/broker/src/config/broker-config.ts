@@ -45,11 +45,15 @@ export interface BrokerConfig {
     /** `reject`, or a text to reply with. */
     outOfSessionReply: string;
     simSeedNumbers: number;
+    /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
+    participantLimit: number;
   };
   notifications: {
     opsWebhookUrl?: string;
     opsWebhookSecret?: string;
     allowPrivateTargets: boolean;
+    /** WEBHOOK_MIN_PORT: callback URLs may name 80, 443 or this port and above. */
+    minPort: number;
     retryBaseMs: number;
     retryMaxMs: number;
     giveUpAfterMs: number;

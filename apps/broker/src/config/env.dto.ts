@@ -120,6 +120,10 @@ export class EnvironmentVariables {
   @IntVar(1, 100_000)
   SSE_MAX_STREAMS_PER_CLIENT = 10;
 
+  /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
+  @IntVar(1, 1000)
+  SESSION_PARTICIPANT_LIMIT = 3;
+
   /** How often the sweeper marks ended sessions expired and releases their bindings. */
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;
@@ -146,6 +150,10 @@ export class EnvironmentVariables {
   /** Lets webhooks go to loopback and private addresses: for development and tests only. */
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' | 'false' = 'false';
+
+  /** Lowest port a callback URL may name besides 80 and 443 (below it: well-known services a probe could map). */
+  @IntVar(1, 65535)
+  WEBHOOK_MIN_PORT = 1024;
 
   /** Signs `provider.state_changed` webhooks to OPS_WEBHOOK_URL (Standard Webhooks `whsec_…` or any string of 16+ characters). */
   @IsOptional()

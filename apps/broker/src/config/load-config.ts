@@ -82,11 +82,13 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
       relayRetryIntervalMs: vars.RELAY_RETRY_INTERVAL_MS,
       outOfSessionReply: vars.OUT_OF_SESSION_REPLY,
       simSeedNumbers: vars.SIM_SEED_NUMBERS,
+      participantLimit: vars.SESSION_PARTICIPANT_LIMIT,
     },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
       opsWebhookSecret: vars.OPS_WEBHOOK_SECRET,
       allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      minPort: vars.WEBHOOK_MIN_PORT,
       retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
       retryMaxMs: vars.WEBHOOK_RETRY_MAX_MS,
       giveUpAfterMs: vars.WEBHOOK_GIVE_UP_AFTER_MS,

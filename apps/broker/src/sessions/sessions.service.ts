@@ -8,6 +8,7 @@ import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
 import { Interaction } from '../relay/interaction.entity';
+import { DestinationPolicy } from '../destinations/destination-policy';
 import { SessionEvents } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
@@ -35,11 +36,13 @@ export class SessionsService {
     private readonly events: SessionEvents,
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
+    private readonly destinations: DestinationPolicy,
   ) {}
 
   async create(accountId: string, body: CreateSessionDto): Promise<SessionDto> {
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
+    await this.destinations.assertAllowed(accountId, body.channel, participants);
     const attempts: Attempt[] = [];
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;

@@ -1,6 +1,12 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
+import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const MIGRATIONS: Function[] = [InitialSchema1796021822493, WebhookDelivery1796022731916, InteractionEvents1796023173236];
+export const MIGRATIONS: Function[] = [
+  InitialSchema1796021822493,
+  WebhookDelivery1796022731916,
+  InteractionEvents1796023173236,
+  AbuseLimits1796075770535,
+];

@@ -55,12 +55,27 @@ export class RequestBodyInterceptor implements NestInterceptor {
       if (Number(request.headers['content-length'] ?? 0) > limit) throw tooLarge(limit);
       for (const parse of this.parsers[request[AUTHENTICATED] ? 'authenticated' : 'unauthenticated']) {
         await new Promise<void>((resolve, reject) => {
-          void parse(request, response, (error?: unknown) => (error ? reject(error as Error) : resolve()));
+          void parse(request, response, (error?: unknown) => (error ? reject(clientError(error)) : resolve()));
         });
       }
     }
     return next.handle();
   }
+}
+
+/**
+ * body-parser's own errors carry a `type` the problem filter knows; a stream error it passed on
+ * (say, a body that does not decompress) carries only a 4xx status, which is still the client's fault.
+ */
+function clientError(error: unknown): unknown {
+  const { type, status } = error as { type?: unknown; status?: unknown };
+  if (typeof type === 'string' || typeof status !== 'number' || status < 400 || status > 499) return error;
+  return new ProblemException(
+    status,
+    'Unreadable body',
+    'The request body could not be read as sent (check Content-Encoding).',
+    'unreadable-body',
+  );
 }
 
 function tooLarge(limit: number): ProblemException {
