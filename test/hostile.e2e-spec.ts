@@ -12,6 +12,14 @@ import { buildOnce, eventually, freePort, startProcess, type RunningProcess } fr
 
 const MAIN = 'dist/apps/broker/src/main.js';
 
+/** The harness lifts the per-key rate limits for other tests; here they hold at their defaults. */
+const DEFAULT_RATES = {
+  RATE_LIMIT_CREATES_PER_SECOND: '10',
+  RATE_LIMIT_CREATES_BURST: '50',
+  RATE_LIMIT_READS_PER_SECOND: '50',
+  RATE_LIMIT_READS_BURST: '200',
+};
+
 /** Sends `head` and then `body` on a raw socket; resolves with everything the server answered once it closes. */
 function rawExchange(port: number, head: string, body = ''): { socket: Socket; answer: Promise<string> } {
   const socket = connect(port, '127.0.0.1');
@@ -258,6 +266,48 @@ describe('hostile input against the running broker', () => {
       expect((await create('+2348030000406', OTHER_API_KEY)).status).toBe(201);
       const metrics = await (await fetch(`${broker.url}/metrics`)).text();
       expect(metrics).toMatch(/^broker_limit\{limit="session_participant_limit"\} 3$/m);
+    });
+  });
+
+  describe('rate limits per API key', () => {
+    let limited: BrokerHarness;
+
+    beforeAll(async () => {
+      // Slow refill, so the test does not depend on how fast this machine is.
+      limited = await startBroker({
+        ...AUTH_ENV,
+        RATE_LIMIT_CREATES_PER_SECOND: '0.01',
+        RATE_LIMIT_CREATES_BURST: '3',
+        RATE_LIMIT_READS_PER_SECOND: '0.01',
+        RATE_LIMIT_READS_BURST: '5',
+      });
+    }, 60_000);
+    afterAll(() => limited?.close());
+
+    it('refuses creates beyond the burst with 429 and Retry-After, counts reads apart, and keys apart', async () => {
+      const post = (key: string, n: number) =>
+        fetch(`${limited.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ channel: 'sms', participants: [{ number: `+23480300006${n}1` }, { number: `+23480300006${n}2` }] }),
+        });
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await post(API_KEY, i)).status);
+      expect(statuses).toEqual([201, 201, 201, 429]);
+      const refused = await post(API_KEY, 5);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toMatchObject({ status: 429, type: '/problems/rate-limited' });
+
+      const reads = [];
+      for (let i = 0; i < 6; i++)
+        reads.push((await fetch(`${limited.url}/v1/sessions?limit=1`, { headers: { authorization: `Bearer ${API_KEY}` } })).status);
+      expect(reads).toEqual([200, 200, 200, 200, 200, 429]);
+      expect((await post(OTHER_API_KEY, 6)).status).toBe(201);
+
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_creates_burst"\} 3$/m);
+      expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_creates"\} 2$/m);
     });
   });
 

@@ -176,6 +176,11 @@ export async function startBrokerProcess(
     BROKER_API_KEY: BENCH_API_KEY,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
+    // Benchmarks measure the broker's own ceiling, not the per-key rate limits (docs/security.md).
+    RATE_LIMIT_CREATES_PER_SECOND: '100000',
+    RATE_LIMIT_CREATES_BURST: '1000000',
+    RATE_LIMIT_READS_PER_SECOND: '100000',
+    RATE_LIMIT_READS_BURST: '1000000',
     ...env,
   };
   const handle = spawnNode(BROKER_MAIN, fullEnv, options.nodeArgs);

@@ -71,6 +71,8 @@ export interface BrokerConfig {
   };
   logLevel: (typeof LOG_LEVELS)[number];
   requestBodyLimitBytes: number;
+  /** Token buckets per API key (docs/security.md), per replica. */
+  rateLimits: Record<'creates' | 'reads', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */
   http: {
     headersTimeoutMs: number;

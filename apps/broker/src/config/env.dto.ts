@@ -120,6 +120,20 @@ export class EnvironmentVariables {
   @IntVar(1, 100_000)
   SSE_MAX_STREAMS_PER_CLIENT = 10;
 
+  /** Token bucket per API key for creates (every request that is not a GET): refill per second and burst. Per replica. */
+  @NumberVar(0.01, 100_000)
+  RATE_LIMIT_CREATES_PER_SECOND = 10;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_CREATES_BURST = 50;
+
+  /** Token bucket per API key for reads (GET): refill per second and burst. Per replica. */
+  @NumberVar(0.01, 100_000)
+  RATE_LIMIT_READS_PER_SECOND = 50;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_READS_BURST = 200;
+
   /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
   @IntVar(1, 1000)
   SESSION_PARTICIPANT_LIMIT = 3;

@@ -106,6 +106,10 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     },
     logLevel: vars.LOG_LEVEL,
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
+    rateLimits: {
+      creates: { perSecond: vars.RATE_LIMIT_CREATES_PER_SECOND, burst: vars.RATE_LIMIT_CREATES_BURST },
+      reads: { perSecond: vars.RATE_LIMIT_READS_PER_SECOND, burst: vars.RATE_LIMIT_READS_BURST },
+    },
     http: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
