@@ -74,6 +74,7 @@ describe('hostile input against the running broker', () => {
   beforeAll(async () => {
     broker = await startBroker({
       ...AUTH_ENV,
+      ...DEFAULT_RATES,
       SSE_MAX_STREAMS: '3',
       SSE_MAX_STREAMS_PER_CLIENT: '2',
       HTTP_HEADERS_TIMEOUT_MS: '1000',
