@@ -57,6 +57,8 @@ export async function startBroker(
     DATABASE_URL: db.url,
     // Tests of other features send bursts from one key; test/hostile.e2e-spec.ts sets its own rates.
     ...UNTHROTTLED,
+    // The pool opens all its connections at start: a few keep each test's start cheap on the shared server.
+    DATABASE_POOL_SIZE: '5',
     ...env,
   });
   let app: NestExpressApplication;

@@ -88,12 +88,26 @@ export class AccountDestinationsDto {
   allowSpecialRate?: boolean;
 }
 
+export class FirstWebhookSecretDto {
+  @ApiProperty({
+    description: "The account's first webhook signing secret, shown this once.",
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  })
+  secret: string;
+
+  @ApiProperty()
+  createdAt: string;
+}
+
 export class CreatedAccountDto {
   @ApiProperty({ type: AccountDto })
   account: AccountDto;
 
   @ApiProperty({ type: CreatedApiKeyDto })
   apiKey: CreatedApiKeyDto;
+
+  @ApiProperty({ type: FirstWebhookSecretDto })
+  webhookSecret: FirstWebhookSecretDto;
 }
 
 export class AccountListDto {
