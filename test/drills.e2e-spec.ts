@@ -8,7 +8,8 @@
  */
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateLoop, type CreateRecord } from '../bench/support/create-loop';
-import { checkPoolRule, missingSessions } from '../bench/support/pool-rule';
+import { checkPoolRule, missingSessions, withClient } from '../bench/support/pool-rule';
+import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import {
   BENCH_API_KEY,
   startBrokerProcess,
@@ -143,6 +144,66 @@ describe('fault drills', () => {
       expect(failed.length).toBeGreaterThan(0);
       expect(failed.filter((r) => r.status === 0 || !r.contentType?.startsWith('application/problem+json'))).toEqual([]);
     }, 180_000);
+  });
+
+  describe('PostgreSQL killed with SIGKILL under load, with its durable defaults', () => {
+    let db: BenchDatabase;
+    let receiver: WebhookReceiver;
+    beforeAll(async () => {
+      db = await startDatabase('drill_pg_kill'); // no settings: fsync, synchronous_commit, full_page_writes on
+      receiver = await WebhookReceiver.start();
+    }, 60_000);
+    afterAll(async () => {
+      await receiver?.close();
+      await db?.drop();
+    });
+
+    it('keeps every session answered 201 and its session.created webhook, and the pool rule, across crash recovery', async () => {
+      const settings = await withClient(db.url, async (client) =>
+        Promise.all(
+          ['fsync', 'synchronous_commit', 'full_page_writes'].map(async (name) => (await client.query(`SHOW ${name}`)).rows[0][name]),
+        ),
+      );
+      expect(settings).toEqual(['on', 'on', 'on']);
+      const running = await broker(db.url, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_INTERVAL_MS: '100' });
+      const hook = await fetch(`${running.url}/v1/account/callback-url`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ callbackUrl: receiver.url }),
+      });
+      expect(hook.status).toBe(200);
+      loop = startCreateLoop({ brokers: () => [running.url], workers: 4, pair: overlappingPairs(200, 13), maxRequests: 4000, pauseMs: 10 });
+      await loop.createdAtLeast(40);
+
+      await db.crashServer();
+      await waitFor('ready 503 while PostgreSQL is down', async () => (await readyStatus(running)) === 503, 100, 100);
+      await db.restartServer();
+      await waitFor('ready 200 once PostgreSQL has recovered', async () => (await readyStatus(running)) === 200, 200, 100);
+      const afterRecovery = loop.created().length;
+      await loop.createdAtLeast(afterRecovery + 40);
+      await loop.stop();
+
+      expect(running.running()).toBe(true);
+      // While the server is down a create fails as a problem+json, never as a dropped connection.
+      const failed = loop.records.filter((r) => r.status !== 201);
+      expect(failed.length).toBeGreaterThan(0);
+      expect(failed.filter((r) => r.status === 0 || !r.contentType?.startsWith('application/problem+json'))).toEqual([]);
+      const created = loop.created();
+      const ids = created.map((r) => r.id!);
+      expect(await missingSessions(db.url, ids)).toEqual([]);
+      expect(await unreadable(running, created)).toEqual([]);
+      expect(await checkPoolRule(db.url)).toMatchObject({ violations: 0, unguarded: 0 });
+      // No webhook event lost: each accepted session's session.created reaches the endpoint.
+      const announced = () =>
+        new Set(
+          receiver.received
+            .map((r) => JSON.parse(r.body) as { type: string; data: { session?: { id: string } } })
+            .filter((e) => e.type === 'session.created')
+            .map((e) => e.data.session?.id),
+        );
+      await waitFor('every session.created delivered', async () => ids.every((id) => announced().has(id)), 600, 100).catch(() => undefined);
+      expect(ids.filter((id) => !announced().has(id))).toEqual([]);
+    }, 240_000);
   });
 
   describe('three broker processes on one PostgreSQL', () => {

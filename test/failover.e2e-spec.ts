@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { HealthProber } from '../apps/broker/src/providers/health-prober';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { advanceBreakerTime } from './support/breaker-time';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { setFault, simCalls } from './support/sim-control';
 
@@ -18,7 +19,7 @@ describe('failover through a primary outage', () => {
       ...AUTH_ENV,
       BREAKER_HEALTH_INTERVAL_MS: '3600000', // probe rounds are triggered by the test
       BREAKER_HALF_OPEN_PROBE_SHARE: '0.25',
-      BREAKER_CLOSE_AFTER_MS: '300',
+      BREAKER_CLOSE_AFTER_MS: '600000', // never reached by waiting: the test moves the breakers' time
       BREAKER_CLOSE_MIN_PROBES: '4',
       PROVIDER_CALL_TIMEOUT_MS: '300',
       SESSION_SWEEP_INTERVAL_MS: '3600000',
@@ -68,12 +69,15 @@ describe('failover through a primary outage', () => {
     // HALF_OPEN: every 4th new session probes the primary, the rest stay on the failover.
     expect(await creates(8)).toEqual(['failover', 'failover', 'failover', 'primary', 'failover', 'failover', 'failover', 'primary']);
 
-    // Probe traffic keeps succeeding (sessions and health checks) until the close gate opens.
-    for (let round = 0; round < 100 && (await primaryState()) !== 'CLOSED'; round++) {
+    // Probe traffic keeps succeeding (sessions and health checks); the gate waits for its duration on
+    // the breakers' time, which the test moves instead of waiting.
+    for (let round = 0; round < 4; round++) {
       await broker.app.get(HealthProber).tick();
       await create();
-      await new Promise((done) => setTimeout(done, 20));
     }
+    expect(await primaryState()).toBe('HALF_OPEN');
+    advanceBreakerTime(broker, 600_000);
+    await broker.app.get(HealthProber).tick();
     expect(await primaryState()).toBe('CLOSED');
     expect(await creates(5)).toEqual(Array(5).fill('primary'));
 
@@ -84,4 +88,23 @@ describe('failover through a primary outage', () => {
       expect(res.body).toMatchObject({ provider: 'primary', status: 'active' });
     }
   }, 60_000);
+
+  it('fails over within the request when the primary holds the bind past the call timeout, until the breaker opens', async () => {
+    await setFault(broker.sim.url, 'primary', { mode: 'timeout' });
+    try {
+      const held = (await simCalls(broker.sim.url, 'primary', 'bind')).length;
+      for (let i = 1; i <= 5 && (await primaryState()) !== 'OPEN'; i++) {
+        const res = await createSession(broker.url, sessionBody(freshPair()));
+        expect(res.status).toBe(201);
+        expect(res.body.provider).toBe('failover');
+      }
+      const outcomes = (await simCalls(broker.sim.url, 'primary', 'bind')).slice(held).map((b) => b.outcome);
+      expect(outcomes.length).toBeGreaterThan(0);
+      expect(new Set(outcomes)).toEqual(new Set(['timeout']));
+      const primary = (await request(broker.url).get('/v1/health/cpaas').expect(200)).body.providers[0];
+      expect(primary).toMatchObject({ name: 'primary', state: 'OPEN', lastError: 'primary: no answer within 300 ms on bind' });
+    } finally {
+      await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+    }
+  }, 30_000);
 });

@@ -20,6 +20,7 @@ const QUIET = {
   RELAY_RETRY_INTERVAL_MS: '3600000',
   WEBHOOK_POLL_INTERVAL_MS: '3600000',
   WEBHOOK_LEASE_MS: '3600000',
+  POOL_USAGE_REFRESH_MS: '0',
 };
 
 describe('GET /v1/health/cpaas runs no database query', () => {

@@ -1,21 +1,25 @@
 /**
  * The provider breaker's whole cycle, driven through the real simulator over HTTP and read
  * through GET /v1/health/cpaas, with durations shortened through the environment. Health probes
- * are triggered one round at a time (HealthProber.tick) so counts, not clocks, decide.
+ * are triggered one round at a time (HealthProber.tick) and the close duration is crossed by moving
+ * the breakers' time (BREAKER_SCHEDULER), so counts, not the wall clock, decide.
  */
 import { Client } from 'pg';
 import request from 'supertest';
+import { BreakerStateStore } from '../apps/broker/src/providers/breaker-state.store';
 import { HealthProber } from '../apps/broker/src/providers/health-prober';
 import { ADMIN_TOKEN, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { advanceBreakerTime } from './support/breaker-time';
 import { startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
-import { eventually } from './support/processes';
 import { setFault, simCalls, type FaultMode } from './support/sim-control';
+
+const CLOSE_AFTER_MS = 600_000;
 
 const ENV = {
   ...AUTH_ENV,
   BREAKER_HEALTH_INTERVAL_MS: '3600000',
   BREAKER_WINDOW_MS: '600000',
-  BREAKER_CLOSE_AFTER_MS: '400',
+  BREAKER_CLOSE_AFTER_MS: String(CLOSE_AFTER_MS), // never reached by waiting: tests move the breakers' time
   BREAKER_CLOSE_MIN_PROBES: '3',
   PROVIDER_CALL_TIMEOUT_MS: '300',
   SESSION_SWEEP_INTERVAL_MS: '3600000',
@@ -51,13 +55,49 @@ async function probeRounds(broker: BrokerHarness, rounds: number): Promise<void>
   for (let i = 0; i < rounds; i++) await broker.app.get(HealthProber).tick();
 }
 
+/** From CLOSED: five failed creates open the primary. */
+async function openPrimary(broker: BrokerHarness): Promise<void> {
+  for (let i = 0; i < 5; i++) await createWith(broker, 'down');
+  expect((await primary(broker)).state).toBe('OPEN');
+}
+
+/** From OPEN: five passing health checks make it HALF_OPEN. */
+async function halfOpenPrimary(broker: BrokerHarness): Promise<void> {
+  await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+  await probeRounds(broker, 5);
+  expect((await primary(broker)).state).toBe('HALF_OPEN');
+}
+
+/** From HALF_OPEN: enough passing probes, then the close duration on the breaker's time. */
+async function closePrimary(broker: BrokerHarness): Promise<void> {
+  await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+  await probeRounds(broker, 3);
+  expect((await primary(broker)).state).toBe('HALF_OPEN');
+  advanceBreakerTime(broker, CLOSE_AFTER_MS);
+  await probeRounds(broker, 1);
+  expect((await primary(broker)).state).toBe('CLOSED');
+}
+
+/** CLOSED → OPEN → HALF_OPEN → OPEN → HALF_OPEN → CLOSED. */
+async function fullCycle(broker: BrokerHarness): Promise<void> {
+  await openPrimary(broker);
+  await halfOpenPrimary(broker);
+  await setFault(broker.sim.url, 'primary', { mode: 'error' });
+  await probeRounds(broker, 1);
+  expect((await primary(broker)).state).toBe('OPEN');
+  await halfOpenPrimary(broker);
+  await closePrimary(broker);
+  await broker.app.get(BreakerStateStore).flush(); // the transitions are persisted in the background
+}
+
+// Each test starts from its own broker, so any one of them runs alone (`npm test -- -t "<name>"`).
 describe('provider breaker through GET /v1/health/cpaas', () => {
   let broker: BrokerHarness;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     broker = await startBroker(ENV);
   });
-  afterAll(() => broker.close());
+  afterEach(() => broker.close());
 
   it('starts CLOSED, in exactly the documented shape', async () => {
     const body = await cpaas(broker);
@@ -84,6 +124,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
   });
 
   it('goes HALF_OPEN after 5 passing health checks in a row (not 4), a failing one resetting the count', async () => {
+    await openPrimary(broker);
     await setFault(broker.sim.url, 'primary', { mode: 'ok' });
     await probeRounds(broker, 3);
     await setFault(broker.sim.url, 'primary', { mode: 'error' });
@@ -98,29 +139,30 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
   });
 
   it('re-opens on any failure while HALF_OPEN', async () => {
+    await openPrimary(broker);
+    await halfOpenPrimary(broker);
     await setFault(broker.sim.url, 'primary', { mode: 'error' });
     await probeRounds(broker, 1);
     expect((await primary(broker)).state).toBe('OPEN');
   });
 
-  it('closes once probe traffic held > 95 % success for the close duration', async () => {
-    await setFault(broker.sim.url, 'primary', { mode: 'ok' });
-    await probeRounds(broker, 5);
+  it('closes once probe traffic held > 95 % success for the close duration (not a minute less)', async () => {
+    await openPrimary(broker);
+    await halfOpenPrimary(broker);
+    // Health checks count as probes; the gate needs 3 of them and CLOSE_AFTER_MS in HALF_OPEN.
+    await probeRounds(broker, 3);
+    // The breakers' time also runs with the wall clock, by a few ms here: a minute short is surely short.
+    advanceBreakerTime(broker, CLOSE_AFTER_MS - 60_000);
+    await probeRounds(broker, 1);
     expect((await primary(broker)).state).toBe('HALF_OPEN');
-    // Health checks keep counting as probes; the close gate needs 3 of them and 400 ms in HALF_OPEN.
-    await eventually(
-      async () => {
-        await probeRounds(broker, 1);
-        return (await primary(broker)).state === 'CLOSED';
-      },
-      100,
-      50,
-    );
+    advanceBreakerTime(broker, 60_000);
+    await probeRounds(broker, 1);
     expect(await primary(broker)).toMatchObject({ state: 'CLOSED', openedAt: null, consecutiveFailures: 0 });
     expect((await createWith(broker, 'ok')).provider).toBe('primary');
   });
 
   it('keeps every transition in the history, newest first', async () => {
+    await fullCycle(broker);
     const res = await request(broker.url).get('/v1/health/cpaas/history?provider=primary').expect(200);
     const path = (res.body.transitions as Array<{ from: string; to: string }>).map((t) => `${t.from}>${t.to}`).reverse();
     expect(path).toEqual(['CLOSED>OPEN', 'OPEN>HALF_OPEN', 'HALF_OPEN>OPEN', 'OPEN>HALF_OPEN', 'HALF_OPEN>CLOSED']);
@@ -132,6 +174,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
   });
 
   it('exposes the state, transitions and provider calls as Prometheus metrics', async () => {
+    await fullCycle(broker);
     const res = await request(broker.url).get('/metrics').expect(200);
     expect(res.text).toContain('cpaas_breaker_state{provider="primary"} 0');
     expect(res.text).toContain('cpaas_breaker_state{provider="failover"} 0');

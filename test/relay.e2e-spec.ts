@@ -19,22 +19,19 @@ async function interactions(
   return res.body.interactions;
 }
 
+// Each test starts from its own broker and simulator (breakers CLOSED, faults off), so any one runs alone.
 describe('relay', () => {
   let broker: BrokerHarness;
   let db: Client;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     broker = await startBroker({ ...AUTH_ENV, RELAY_RETRY_INTERVAL_MS: '3600000', SESSION_SWEEP_INTERVAL_MS: '3600000' });
     db = new Client(broker.db.url);
     await db.connect();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await db.end();
     await broker.close();
-  });
-  afterEach(async () => {
-    await setFault(broker.sim.url, 'primary', { mode: 'ok' });
-    await setFault(broker.sim.url, 'failover', { mode: 'ok' });
   });
 
   it('relays an SMS to the other participant through the proxy number, and records it', async () => {
@@ -191,7 +188,6 @@ describe('relay', () => {
 
   it('gives a pending relay up, as message.failed, once its session has ended', async () => {
     const [a, b] = freshPair();
-    // Earlier tests' failures may have opened the primary's breaker: follow the session's provider.
     const session = (await createSession(broker.url, sessionBody([a, b])).expect(201)).body;
     await setFault(broker.sim.url, session.provider, { mode: 'error' });
     const queued = await simInbound(broker.sim.url, session.provider, {

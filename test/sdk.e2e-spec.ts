@@ -4,6 +4,7 @@
  * (through a small local proxy that fails the first attempts).
  */
 import { jest } from '@jest/globals';
+import { DataSource } from 'typeorm';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -186,10 +187,17 @@ describe('SDK against the running broker', () => {
     expect(listed).toEqual(expect.arrayContaining(ids));
     expect(new Set(listed).size).toBe(listed.length);
 
-    // Leaving the loop early asks for no further page.
+    // Leaving the loop early asks for no further page: the 3rd session is on the 2nd page, and a 3rd page exists.
+    const asked: string[] = [];
+    const counting = new BrokerClient({
+      baseUrl: broker.url,
+      apiKey: API_KEY,
+      fetch: (input, init) => (asked.push(String(input)), fetch(input, init)),
+    });
     let taken = 0;
-    for await (const _session of client.listSessions({ limit: 2 })) if (++taken === 3) break;
+    for await (const _session of counting.listSessions({ limit: 2 })) if (++taken === 3) break;
     expect(taken).toBe(3);
+    expect(asked).toHaveLength(2);
   });
 
   it('reads the CPaaS health, and streams it: snapshot first, then the change an operator makes', async () => {
@@ -290,21 +298,38 @@ describe('SDK against the running broker', () => {
 
   describe('retries', () => {
     it('retries a create after 5xx answers with the same Idempotency-Key, and makes one session', async () => {
-      const proxy = await startProxy(broker.url, (_seen, index, res) => index <= 2 && unavailable(res));
+      // The broker itself answers 503 (no proxy number free) to the first two attempts; numbers come back before the third.
+      const db = broker.app.get(DataSource);
+      const sent: Array<{ status: number; key: string | null }> = [];
+      const viaBroker = new BrokerClient({
+        baseUrl: broker.url,
+        apiKey: API_KEY,
+        retries: 3,
+        retryDelayMs: 10,
+        fetch: async (input, init) => {
+          if (sent.length === 2) await db.query('UPDATE proxy_numbers SET enabled = true');
+          const res = await fetch(input, init);
+          sent.push({ status: res.status, key: new Headers(init?.headers).get('idempotency-key') });
+          return res;
+        },
+      });
+      await db.query('UPDATE proxy_numbers SET enabled = false');
       try {
-        const viaProxy = new BrokerClient({ baseUrl: proxy.url, apiKey: API_KEY, retries: 3, retryDelayMs: 10 });
         const input = sessionInput();
-        const created = await viaProxy.createSession(input);
-        expect(proxy.seen).toHaveLength(3);
-        const keys = proxy.seen.map((request) => request.headers['idempotency-key']);
-        expect(keys).toEqual([created.idempotencyKey, created.idempotencyKey, created.idempotencyKey]);
+        const created = await viaBroker.createSession(input);
+        expect(sent).toEqual([
+          { status: 503, key: created.idempotencyKey },
+          { status: 503, key: created.idempotencyKey },
+          { status: 201, key: created.idempotencyKey },
+        ]);
+        expect(created.replayed).toBe(false);
 
         // The broker holds one session for that key: the same create once more replays it.
         const replay = await client.createSession(input, { idempotencyKey: created.idempotencyKey });
         expect(replay).toMatchObject({ id: created.id, replayed: true });
         expect((await client.getSession(created.id)).status).toBe('active');
       } finally {
-        await proxy.close();
+        await db.query('UPDATE proxy_numbers SET enabled = true');
       }
     });
 

@@ -81,6 +81,8 @@ export interface BenchDatabase {
   describe: string;
   /** Stops the server (keeping its data) so it refuses connections; `restart` brings it back on the same port. */
   stopServer(): Promise<void>;
+  /** Kills the server with SIGKILL (postmaster and backends), keeping its data; `restart` recovers it. */
+  crashServer(): Promise<void>;
   restartServer(): Promise<void>;
   drop(): Promise<void>;
 }
@@ -103,6 +105,7 @@ export async function startDatabase(
       port: Number(parsed.port || 5432),
       describe: 'DATABASE_URL server',
       stopServer: fail,
+      crashServer: fail,
       restartServer: fail,
       drop: async () => {
         const again = new Client({ connectionString: options.external });
@@ -124,6 +127,7 @@ export async function startDatabase(
     port,
     describe: `local PostgreSQL ${server.binaries.major} (${server.binaries.source}), ${settingsNote}`,
     stopServer: () => server.stop(),
+    crashServer: () => server.crash(),
     restartServer: async () => {
       server = await LocalPostgres.start({ dataDir, port, database: name, settings: options.settings });
       handle.server = server;

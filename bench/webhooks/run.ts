@@ -12,8 +12,8 @@
  *   the NOTIFY to every delivery marked delivered. The delivery side alone, without the producers' commits.
  *
  * The broker is the real app (`createBrokerApp`); its own worker is stopped and each phase runs a fresh
- * `DeliveryWorker` built as `DeliveryWorkerService` builds it, so the phases do not overlap. Rounds
- * alternate the three; figures are medians. CPU per delivery (this process, the receiver, and PostgreSQL
+ * `DeliveryWorker` built as `DeliveryWorkerService` builds it, so the phases do not overlap. Each round
+ * runs the three in turn, starting with the next one each round (the order rotates); figures are medians. CPU per delivery (this process, the receiver, and PostgreSQL
  * when it is the local one) says where the time goes. PostgreSQL: DATABASE_URL, or a throwaway local
  * server with its default, durable settings (fsync on). Prints one JSON object.
  * Usage: npm run bench:webhooks [-- --deliveries=N --rounds=N]
@@ -261,10 +261,18 @@ async function main(): Promise<void> {
     await broker.dataSource.query('ANALYZE');
 
     const results: Record<'bare' | 'whole' | 'pipeline', Measure[]> = { bare: [], whole: [], pipeline: [] };
+    const contenders: Array<['bare' | 'whole' | 'pipeline', () => Promise<Measure>]> = [
+      ['bare', () => measure(DELIVERIES, receiver.child, postmaster, () => bareLoop(receiver.url, body, DELIVERIES))],
+      ['whole', () => measure(DELIVERIES, receiver.child, postmaster, () => whole(DELIVERIES))],
+      ['pipeline', () => pipeline(DELIVERIES, (run) => measure(DELIVERIES, receiver.child, postmaster, run))],
+    ];
+    // Each round starts with the next contender (bare, whole, pipeline; whole, pipeline, bare; ...), so no
+    // contender always runs first (cold) or last (after the others warmed the database and the receiver).
+    const orders: string[][] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      results.bare.push(await measure(DELIVERIES, receiver.child, postmaster, () => bareLoop(receiver.url, body, DELIVERIES)));
-      results.whole.push(await measure(DELIVERIES, receiver.child, postmaster, () => whole(DELIVERIES)));
-      results.pipeline.push(await pipeline(DELIVERIES, (run) => measure(DELIVERIES, receiver.child, postmaster, run)));
+      const order = contenders.map((_, j) => contenders[(i + j) % contenders.length]);
+      orders.push(order.map(([name]) => name));
+      for (const [name, run] of order) results[name].push(await run());
     }
     const [{ attempts, delivered }] = (await broker.dataSource.query(
       `SELECT (SELECT count(*)::int FROM webhook_attempts) AS attempts, (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'delivered') AS delivered`,
@@ -294,6 +302,7 @@ async function main(): Promise<void> {
           benchmark: 'webhooks',
           deliveriesPerRound: DELIVERIES,
           rounds: ROUNDS,
+          roundOrders: orders,
           concurrency: CONCURRENCY,
           producers: PRODUCERS,
           bareUndici: bare,

@@ -108,6 +108,31 @@ export class LocalPostgres {
     }
     if (this.ephemeral) await rm(this.clusterDir, { recursive: true, force: true });
   }
+
+  /**
+   * Kills the server as a crash would (drills): SIGKILL to the postmaster and to every one of its
+   * processes, nothing flushed, no shutdown checkpoint; the next start runs crash recovery from the WAL.
+   * The operating system's page cache survives, as it would not a power cut.
+   */
+  async crash(): Promise<void> {
+    const pid = this.child.pid;
+    if (pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const children = (spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout ?? '')
+      .split('\n')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
+    const exited = new Promise<void>((done) => this.child.once('exit', () => done()));
+    this.child.kill('SIGKILL');
+    for (const child of children) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    await exited;
+    for (let i = 0; i < 200 && children.some(alive); i++) await new Promise((done) => setTimeout(done, 25));
+  }
 }
 
 async function resolveRunAs(): Promise<RunAs> {

@@ -45,6 +45,8 @@ export interface BrokerConfig {
   adminToken?: string;
   sessions: {
     sweepIntervalMs: number;
+    /** 0: read at start only. */
+    poolUsageRefreshMs: number;
     relayRetryIntervalMs: number;
     /** `reject`, or a text to reply with. */
     outOfSessionReply: string;
@@ -74,6 +76,7 @@ export interface BrokerConfig {
     secretOverlapMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
   /** Token buckets per API key (docs/security.md), per replica. */
   rateLimits: Record<'creates' | 'reads', { perSecond: number; burst: number }>;

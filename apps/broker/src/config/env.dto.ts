@@ -131,6 +131,11 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
+  /** `pretty`: one readable line per entry; `json`: pino's JSON lines. Unset: pretty on a terminal, JSON otherwise. */
+  @IsOptional()
+  @IsIn(['pretty', 'json'], { message: 'LOG_FORMAT must be pretty or json' })
+  LOG_FORMAT?: 'pretty' | 'json';
+
   @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -172,6 +177,10 @@ export class EnvironmentVariables {
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;
 
+  /** How often pool use per provider is read back from the database; 0 reads it only at start (and when asked). */
+  @IntVar(0, 3_600_000)
+  POOL_USAGE_REFRESH_MS = 5_000;
+
   /** How often failed relays are retried (each relay backs off on its own schedule too). */
   @IntVar(10, 3_600_000)
   RELAY_RETRY_INTERVAL_MS = 2_000;
@@ -191,9 +200,10 @@ export class EnvironmentVariables {
   @Matches(/^https?:\/\/\S+$/, { message: 'OPS_WEBHOOK_URL must be an http(s) URL' })
   OPS_WEBHOOK_URL?: string;
 
-  /** Lets webhooks go to loopback and private addresses: for development and tests only. */
+  /** Lets webhooks go to loopback and private addresses: for development and tests only. Unset: only in the all-local mode. */
+  @IsOptional()
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' | 'false' = 'false';
+  WEBHOOK_ALLOW_PRIVATE_TARGETS?: 'true' | 'false';
 
   /** Lowest port a callback URL may name besides 80 and 443 (below it: well-known services a probe could map). */
   @IntVar(1, 65535)

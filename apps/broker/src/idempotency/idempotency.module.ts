@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
-import { IdempotencyService } from './idempotency.service';
+import type { Clock } from '../notifications/clock';
+import { IDEMPOTENCY_CLOCK, IdempotencyService } from './idempotency.service';
 
-@Module({ providers: [IdempotencyService], exports: [IdempotencyService] })
+@Module({
+  providers: [{ provide: IDEMPOTENCY_CLOCK, useFactory: (): Clock => ({ now: () => Date.now() }) }, IdempotencyService],
+  exports: [IdempotencyService],
+})
 export class IdempotencyModule {}

@@ -1,3 +1,9 @@
+import { DataSource } from 'typeorm';
+import { brokerDataSourceOptions } from '@app/database';
+import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { ENTITIES } from '../database/entities';
+import { WebhookSecrets } from './secrets/webhook-secrets';
+import { ManualClock } from './testing/webhook-receiver';
 import { WebhookVerificationError, newWebhookSecret, signWebhook, signatureFor, verifyWebhook } from './signature';
 
 describe('Standard Webhooks signatures', () => {
@@ -51,7 +57,7 @@ describe('Standard Webhooks signatures', () => {
     expect(verifyWebhook(secret, headers, body, { now: now + 600_000, toleranceSec: 900 }).id).toBe('evt_1');
   });
 
-  it('through a rotation: both secrets sign, so a customer holding either one verifies', () => {
+  it('verifies a message signed by two secrets with either one', () => {
     const previous = newWebhookSecret();
     const current = newWebhookSecret();
     const headers = signWebhook([current, previous], 'dlv_1', ts, body);
@@ -59,8 +65,46 @@ describe('Standard Webhooks signatures', () => {
     expect(verifyWebhook(previous, headers, body, { now }).id).toBe('evt_1');
     expect(verifyWebhook(current, headers, body, { now }).id).toBe('evt_1');
     expect(verifyWebhook([current, previous], headers, body, { now }).id).toBe('evt_1');
-    // After the overlap only the new one signs: the old secret no longer verifies.
-    const later = signWebhook([current], 'dlv_2', ts, body);
-    expect(() => verifyWebhook(previous, later, body, { now })).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(newWebhookSecret(), headers, body, { now })).toThrow(WebhookVerificationError);
+  });
+
+  describe('through a rotation, signed with the secrets the broker keeps (WebhookSecrets, a manual clock)', () => {
+    const OVERLAP_MS = 24 * 3_600_000;
+    let db: TestDatabase;
+    let dataSource: DataSource;
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 1 })).initialize();
+    });
+    afterAll(async () => {
+      await dataSource?.destroy();
+      await db?.drop();
+    });
+
+    it('both secrets sign for the overlap, then only the new one: the old secret no longer verifies', async () => {
+      const clock = new ManualClock(now);
+      const secrets = new WebhookSecrets(dataSource, OVERLAP_MS, clock);
+      const [{ id: accountId }] = (await dataSource.query(`INSERT INTO accounts (name) VALUES ('rotation') RETURNING id`)) as Array<{
+        id: string;
+      }>;
+      const previous = (await secrets.reveal(accountId))!.secret;
+      const current = (await secrets.rotate(accountId)).secret;
+      const signedAt = async (at: number) => {
+        clock.set(at);
+        return signWebhook(await secrets.signingSecrets(accountId), `dlv_${at}`, Math.floor(at / 1000), body);
+      };
+
+      for (const at of [now, now + OVERLAP_MS - 1]) {
+        const headers = await signedAt(at);
+        expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+        expect(verifyWebhook(previous, headers, body, { now: at }).id).toBe('evt_1');
+        expect(verifyWebhook(current, headers, body, { now: at }).id).toBe('evt_1');
+      }
+      const after = await signedAt(now + OVERLAP_MS);
+      expect(after['webhook-signature'].split(' ')).toHaveLength(1);
+      expect(verifyWebhook(current, after, body, { now: now + OVERLAP_MS }).id).toBe('evt_1');
+      expect(() => verifyWebhook(previous, after, body, { now: now + OVERLAP_MS })).toThrow(WebhookVerificationError);
+    });
   });
 });

@@ -1,6 +1,7 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
 
 export interface ProviderPoolUsage {
   /** Active sessions on the provider. */
@@ -8,12 +9,11 @@ export interface ProviderPoolUsage {
   pool: { total: number; enabled: number; inUse: number };
 }
 
-const REFRESH_MS = 5_000;
 const EMPTY: ProviderPoolUsage = { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
 
 /**
  * Active sessions and pool use per provider, and the load of each proxy number, read from the
- * database every few seconds and kept in memory: GET /v1/health/cpaas shows them without touching
+ * database every POOL_USAGE_REFRESH_MS (default 5 s) and kept in memory: GET /v1/health/cpaas shows them without touching
  * the database, and the allocator orders numbers least loaded first without counting sessions on
  * every create. Between two reads this replica adds its own reservations to the counts.
  */
@@ -26,11 +26,16 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
+    const every = this.config.sessions.poolUsageRefreshMs;
+    if (every === 0) return;
+    this.timer = setInterval(() => void this.refresh(), every);
     this.timer.unref();
   }
 

@@ -13,7 +13,7 @@ import {
   type BreakerTransition,
 } from '@app/circuit-breaker';
 import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
-import { BehaviorSubject, Subject, Subscription, map, switchMap, type Observable } from 'rxjs';
+import { BehaviorSubject, Subject, Subscription, asyncScheduler, map, switchMap, type Observable, type SchedulerLike } from 'rxjs';
 import { BROKER_CONFIG, type BreakerSettings, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { BreakerStateStore } from './breaker-state.store';
@@ -44,6 +44,16 @@ interface ProviderEntry {
   wiring: Subscription;
 }
 
+/**
+ * The scheduler the provider breakers read their time from: the system's, one object per app, so an
+ * end-to-end test can move its own broker's breaker time (say, past the close gate) without waiting.
+ */
+export const BREAKER_SCHEDULER = Symbol('BREAKER_SCHEDULER');
+
+export function systemBreakerScheduler(): SchedulerLike {
+  return { now: () => asyncScheduler.now(), schedule: asyncScheduler.schedule.bind(asyncScheduler) as SchedulerLike['schedule'] };
+}
+
 const STATE_GAUGE: Record<BreakerStatus['state'], number> = { CLOSED: 0, HALF_OPEN: 1, OPEN: 2 };
 
 @Injectable()
@@ -60,6 +70,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly store: BreakerStateStore,
     private readonly metrics: BrokerMetrics,
+    @Inject(BREAKER_SCHEDULER) private readonly scheduler: SchedulerLike,
   ) {
     this.order = config.providers.map((p) => p.name);
     this.policy = providerBreakerPolicy(config.breaker);
@@ -246,12 +257,13 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   }
 
   private newBreaker(name: string, snapshot: BreakerSnapshot | undefined | null): CircuitBreaker {
-    if (!snapshot) return new CircuitBreaker(this.policy);
+    const options = { scheduler: this.scheduler };
+    if (!snapshot) return new CircuitBreaker(this.policy, options);
     try {
-      return CircuitBreaker.fromJSON(this.policy, snapshot);
+      return CircuitBreaker.fromJSON(this.policy, snapshot, options);
     } catch (error) {
       this.logger.error(`provider ${name}: saved breaker state unusable (${(error as Error).message}); starting CLOSED`);
-      return new CircuitBreaker(this.policy);
+      return new CircuitBreaker(this.policy, options);
     }
   }
 

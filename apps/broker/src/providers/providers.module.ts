@@ -6,13 +6,22 @@ import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
 import { PoolUsage } from './pool-usage';
 import { ProviderOpsEvents } from './provider-ops-events';
-import { ProviderRegistry } from './provider-registry';
+import { BREAKER_SCHEDULER, ProviderRegistry, systemBreakerScheduler } from './provider-registry';
 import { ProviderStateSync } from './provider-state.sync';
 import { ProvidersAdminController } from './providers-admin.controller';
 
 @Module({
   imports: [NotificationsModule],
-  providers: [ProviderRegistry, BreakerStateStore, HealthProber, ProviderStateSync, ProviderOpsEvents, PoolUsage, StreamSlots],
+  providers: [
+    { provide: BREAKER_SCHEDULER, useFactory: systemBreakerScheduler },
+    ProviderRegistry,
+    BreakerStateStore,
+    HealthProber,
+    ProviderStateSync,
+    ProviderOpsEvents,
+    PoolUsage,
+    StreamSlots,
+  ],
   controllers: [CpaasHealthController, ProvidersAdminController],
   exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],
 })

@@ -168,9 +168,11 @@ describe('sim adapter against the simulator', () => {
     it('latencyMs delays every answer: slower than the timeout is a timeout', async () => {
       await setFaults('primary', { latencyMs: 50 });
       expect(failure(await adapter('primary', 20).healthCheck()).cause).toBe('timeout');
+      // The same delay within a longer timeout is an answer (how long it took is not asserted: wall clock).
       const slow = await adapter('primary', 2_000).healthCheck();
       expect(slow.ok).toBe(true);
-      expect(slow.latencyMs).toBeGreaterThanOrEqual(45);
+      // The simulator answered both calls; only the first client gave up before its answer.
+      expect((await callLog('primary')).map((c) => c.outcome)).toEqual(['ok', 'ok']);
     });
 
     it('faults come before validation: a down provider says nothing about a bad number', async () => {
@@ -193,8 +195,13 @@ describe('sim adapter against the simulator', () => {
       () => 'answered',
       () => 'dropped',
     );
-    while (((await (await fetch(`${ownUrl}/_sim/providers/primary/calls`)).json()) as unknown[]).length === 0)
-      await new Promise((r) => setTimeout(r, 5));
+    // Until the simulator holds it (bounded: a few hundred polls, then the expectation says so).
+    let logged = 0;
+    for (let i = 0; i < 400 && logged === 0; i++) {
+      logged = ((await (await fetch(`${ownUrl}/_sim/providers/primary/calls`)).json()) as unknown[]).length;
+      if (logged === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(logged).toBe(1);
     await own.close();
     expect(await held).toBe('dropped');
   });

@@ -40,10 +40,10 @@ describe('inbound events from a simulated provider', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const until = async (predicate: () => boolean): Promise<void> => {
-    for (let i = 0; i < 200 && !predicate(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(predicate()).toBe(true);
-  };
+  /** Resolves when the stand-in broker got `count` webhooks in all: on arrival, not on a time budget. */
+  let waiters: Array<{ count: number; resolve: () => void }> = [];
+  const arrived = (count: number): Promise<void> =>
+    received.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }));
 
   beforeAll(async () => {
     broker = createServer((request, response) => {
@@ -51,6 +51,7 @@ describe('inbound events from a simulated provider', () => {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         received.push({ path: request.url ?? '', headers: request.headers, rawBody: Buffer.concat(chunks) });
+        waiters = waiters.filter((w) => (received.length >= w.count ? (w.resolve(), false) : true));
         const answer = Object.entries(answers).find(([suffix]) => request.url?.endsWith(suffix))?.[1] ?? {
           status: 404,
           type: 'text/plain',
@@ -71,6 +72,7 @@ describe('inbound events from a simulated provider', () => {
   });
   beforeEach(async () => {
     received = [];
+    waiters = [];
     answers = {
       '/inbound/sms': { status: 200, type: 'application/json', body: '{"relayed":true}' },
       '/status': { status: 204, type: 'text/plain', body: '' },
@@ -171,9 +173,7 @@ describe('inbound events from a simulated provider', () => {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ from: PROXY, to: OTHER, text: 'hi' }),
       });
-    await (await sendSms()).json();
-    await fetch(`${url}/providers/failover/v1/health`);
-    expect(received).toEqual([]);
+    const { messageId: unreported } = (await (await sendSms()).json()) as { messageId: string };
 
     await fetch(`${url}/_sim/providers/failover/status-webhooks`, {
       method: 'PUT',
@@ -181,9 +181,13 @@ describe('inbound events from a simulated provider', () => {
       body: '{"enabled":true}',
     });
     const { messageId } = (await (await sendSms()).json()) as { messageId: string };
-    await until(() => received.length === 1);
-    expect(received[0].path).toBe('/v1/providers/failover/status');
-    expect(adapter.parseStatus(received[0].rawBody)).toMatchObject({ type: 'message.delivered', messageId, from: PROXY, to: OTHER });
+    // The receipt of the second SMS has come; had the first one had a receipt, it was posted before it.
+    await arrived(1);
+    const receipts = received.map((r) => ({ path: r.path, ...(adapter.parseStatus(r.rawBody) as { messageId?: string }) }));
+    expect(receipts.map((r) => r.messageId)).not.toContain(unreported);
+    expect(receipts).toEqual([
+      expect.objectContaining({ path: '/v1/providers/failover/status', type: 'message.delivered', messageId, from: PROXY, to: OTHER }),
+    ]);
   });
 
   it('answers 502 when the broker cannot be reached, and 400 for a bad trigger', async () => {

@@ -1,5 +1,6 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
 import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
+import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdempotency';
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
@@ -11,4 +12,5 @@ export const MIGRATIONS: Function[] = [
   InteractionEvents1796023173236,
   WebhookSecretAtCreation1796073688584,
   AbuseLimits1796075770535,
+  CrashSafeIdempotency1796076857806,
 ];
