@@ -36,7 +36,7 @@ describe('loadConfig', () => {
     const allow = (env: Record<string, string>) => loadConfig(env).notifications.allowPrivateTargets;
     expect(allow({})).toBe(true);
     expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker' })).toBe(false);
-    expect(allow({ PROVIDERS: 'primary=sim:http://sim:4010' })).toBe(false);
+    expect(allow({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) })).toBe(false);
     expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' })).toBe(false);
     expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })).toBe(true);
     expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '' })).toBe(true);
