@@ -224,7 +224,13 @@ const inboundRequests: fc.Arbitrary<FuzzRequest> = fc
   )
   .map(([name, route, body, signing, text]) => {
     const now = Math.floor(Date.now() / 1000);
-    const signed = signSimWebhook(TEST_WEBHOOK_SECRET, body, signing === 'stale' ? now - 3600 : now);
+    const path = `/v1/providers/${encodeURIComponent(name)}/${route}`;
+    const signed = signSimWebhook(
+      TEST_WEBHOOK_SECRET,
+      { provider: name, method: 'POST', path },
+      body,
+      signing === 'stale' ? now - 3600 : now,
+    );
     const signature: Record<string, string> =
       signing === 'signed' || signing === 'stale'
         ? signed
@@ -235,7 +241,7 @@ const inboundRequests: fc.Arbitrary<FuzzRequest> = fc
             : {};
     return {
       method: 'POST' as const,
-      path: `/v1/providers/${encodeURIComponent(name)}/${route}`,
+      path,
       headers: { 'content-type': 'application/json', ...signature },
       body,
       // A signed body with one field replaced may still be a valid event (say, another text).

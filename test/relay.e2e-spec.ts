@@ -11,6 +11,9 @@ import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './supp
 import { TEST_WEBHOOK_SECRET, startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 import { clearSimCalls, setFault, simCalls, simInbound } from './support/sim-control';
 
+/** The route the tests below sign their hand-made webhooks for. */
+const SMS_ROUTE = { provider: 'primary', method: 'POST', path: '/v1/providers/primary/inbound/sms' };
+
 async function interactions(
   broker: BrokerHarness,
   sessionId: string,
@@ -101,20 +104,38 @@ describe('relay', () => {
     const unsigned = await request(broker.url).post('/v1/providers/primary/inbound/sms').set('content-type', 'application/json').send(body);
     expect(unsigned.status).toBe(401);
     expect(unsigned.headers['content-type']).toMatch(/^application\/problem\+json/);
-    const forged = signSimWebhook('not-the-secret', body, Math.floor(Date.now() / 1000));
+    const forged = signSimWebhook('not-the-secret', SMS_ROUTE, body, Math.floor(Date.now() / 1000));
     await request(broker.url)
       .post('/v1/providers/primary/inbound/sms')
       .set(forged)
       .set('content-type', 'application/json')
       .send(body)
-      .expect(401);
-    const stale = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000) - 3600);
+      .expect(403);
+    const stale = signSimWebhook(TEST_WEBHOOK_SECRET, SMS_ROUTE, body, Math.floor(Date.now() / 1000) - 3600);
     await request(broker.url)
       .post('/v1/providers/primary/inbound/sms')
       .set(stale)
       .set('content-type', 'application/json')
       .send(body)
-      .expect(401);
+      .expect(403);
+    // A genuine signature, made for another provider's or another route's webhook, does not carry over.
+    const now = Math.floor(Date.now() / 1000);
+    const forFailover = signSimWebhook(
+      TEST_WEBHOOK_SECRET,
+      { ...SMS_ROUTE, provider: 'failover', path: '/v1/providers/failover/inbound/sms' },
+      body,
+      now,
+    );
+    const forVoice = signSimWebhook(TEST_WEBHOOK_SECRET, { ...SMS_ROUTE, path: '/v1/providers/primary/inbound/voice' }, body, now);
+    for (const headers of [forFailover, forVoice]) {
+      const res = await request(broker.url)
+        .post('/v1/providers/primary/inbound/sms')
+        .set(headers)
+        .set('content-type', 'application/json')
+        .send(body);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ status: 403, type: expect.stringContaining('invalid-signature') });
+    }
 
     expect(await simCalls(broker.sim.url, 'primary', 'sms')).toEqual([]);
     expect(await interactions(broker, session.id)).toEqual([]);
@@ -133,7 +154,7 @@ describe('relay', () => {
       at: new Date().toISOString(),
     });
     for (let i = 0; i < 2; i++) {
-      const headers = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000));
+      const headers = signSimWebhook(TEST_WEBHOOK_SECRET, SMS_ROUTE, body, Math.floor(Date.now() / 1000));
       await request(broker.url)
         .post('/v1/providers/primary/inbound/sms')
         .set(headers)
@@ -147,7 +168,7 @@ describe('relay', () => {
 
   it('answers a bad webhook body with a 400 problem naming the field', async () => {
     const body = JSON.stringify({ eventId: 'evt-bad-1', from: 'nobody', at: 'x' });
-    const headers = signSimWebhook(TEST_WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000));
+    const headers = signSimWebhook(TEST_WEBHOOK_SECRET, SMS_ROUTE, body, Math.floor(Date.now() / 1000));
     const res = await request(broker.url)
       .post('/v1/providers/primary/inbound/sms')
       .set(headers)

@@ -48,6 +48,15 @@ export interface ProxyNumberView {
   createdAt: string;
 }
 
+export interface NumberImportView {
+  provider: string;
+  added: string[];
+  alreadyThere: string[];
+  updated: string[];
+  failed: Array<{ number: string; reason: string }>;
+  changed: boolean;
+}
+
 export class AdminApi {
   constructor(
     private readonly baseUrl: string,
@@ -98,6 +107,10 @@ export class AdminApi {
 
   addNumber(provider: string, number: string, capabilities?: string[]): Promise<ProxyNumberView> {
     return this.call('POST', '/v1/admin/numbers', { provider, number, capabilities });
+  }
+
+  importNumbers(provider: string): Promise<NumberImportView> {
+    return this.call('POST', `/v1/admin/providers/${encodeURIComponent(provider)}/numbers/import`, {});
   }
 
   disableNumber(id: string): Promise<ProxyNumberView> {

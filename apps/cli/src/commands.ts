@@ -1,6 +1,6 @@
 /** Every CLI command: its words, arguments, options, one-line summary, and what it does. */
 import type { ProviderHealth } from '@app/sdk';
-import type { AdminApi, ApiKeyView } from './admin-api';
+import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
 import { UsageError } from './usage-error';
 
@@ -38,6 +38,17 @@ function keyLine(key: ApiKeyView): string {
 
 function providerLine(provider: ProviderHealth): string {
   return `${provider.name}: ${provider.disabled ? 'disabled' : 'enabled'} (breaker ${provider.state})`;
+}
+
+function importLines(result: NumberImportView): string[] {
+  const list = (numbers: string[]) => (numbers.length ? numbers.join(', ') : 'none');
+  return [
+    `${result.provider}: ${result.changed ? 'imported' : 'nothing to change'}`,
+    `added          ${list(result.added)}`,
+    `already there  ${list(result.alreadyThere)}`,
+    `updated        ${list(result.updated)}`,
+    ...result.failed.map((f) => `failed         ${f.number}: ${f.reason}`),
+  ];
 }
 
 function capabilities(value: string | undefined): string[] | undefined {
@@ -251,6 +262,18 @@ export const COMMANDS: Command[] = [
               numbers.map((n) => [n.id, n.provider, n.number, n.capabilities.join(','), n.enabled ? 'yes' : 'no', n.activeSessions]),
             ),
       );
+    },
+  },
+  {
+    words: ['numbers', 'import'],
+    args: [],
+    options: ['provider'],
+    summary: "import a vendor account's numbers into the pool and point their webhooks at PUBLIC_URL",
+    async run(context) {
+      const provider = context.options.provider;
+      if (!provider) throw new UsageError('numbers import needs --provider NAME');
+      const result = await context.api.importNumbers(provider);
+      output(context, result, () => importLines(result).join('\n'));
     },
   },
   {

@@ -1,5 +1,7 @@
 export {
   CALL_ANSWERS,
+  WEBHOOK_ROUTES,
+  providerWebhookUrls,
   systemClock,
   type BindProxyRequest,
   type BridgeCallRequest,
@@ -8,17 +10,36 @@ export {
   type CpaasProvider,
   type FailureCause,
   type InboundEvent,
+  type MessageOutcome,
+  type NumberManagement,
+  type NumberWebhooks,
+  type ProviderNumber,
+  type SmsOutcome,
   type ProviderFailure,
   type ProviderOperation,
   type ProviderResult,
   type SendSmsRequest,
   type StatusEvent,
   type UnbindProxyRequest,
-  type VoiceInstruction,
+  type WebhookAnswer,
   type WebhookRequest,
+  type WebhookRoute,
+  type WebhookVerification,
 } from './provider';
 export { InvalidWebhookError, UnknownAdapterError, isInvalidWebhookError } from './errors';
 export { isE164 } from './e164';
+export { Secret } from './secret';
+export {
+  ADAPTERS,
+  ADAPTER_CREDENTIALS,
+  VENDOR_ADAPTERS,
+  credential,
+  credentialVariable,
+  readCredentials,
+  type AdapterName,
+  type CredentialSpec,
+  type ProviderCredentials,
+} from './credentials';
 export { createProvider, type CpaasProviderConfig, type CpaasProviderOptions } from './create-provider';
 export { SimProviderAdapter, type SimProviderAdapterOptions } from './sim/sim-provider.adapter';
 export {
@@ -28,6 +49,7 @@ export {
   signSimWebhook,
   verifySimSignature,
   type SimSignatureCheck,
+  type SimWebhookTarget,
 } from './sim/sim-signature';
 export {
   SIM_COMPLETED_CALL_SEC,
@@ -39,6 +61,7 @@ export {
   type SimBindBody,
   type SimCallBody,
   type SimErrorCode,
+  type SimOperation,
   type SimInboundSmsWebhook,
   type SimInboundVoiceWebhook,
   type SimSmsBody,
@@ -48,3 +71,6 @@ export {
 } from './sim/sim-protocol';
 export { parseSimInbound, parseSimStatus } from './sim/sim-webhooks';
 export { readLimited } from './read-limited';
+export { TWILIO_API_BASE, TwilioProviderAdapter, type TwilioProviderAdapterOptions } from './twilio/twilio-provider.adapter';
+export { TWILIO_OTHER_OUTCOMES, TWILIO_OUTCOMES, twilioOutcome, type TwilioOutcomeRule } from './twilio/twilio-outcomes';
+export { TWILIO_SIGNATURE_HEADER } from './twilio/twilio-webhooks';

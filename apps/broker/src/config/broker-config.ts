@@ -1,11 +1,8 @@
+import type { CpaasProviderConfig, ProviderCredentials } from '@app/cpaas';
 import type { LOG_LEVELS } from './env.dto';
 
-/** Where a provider is reached and which adapter speaks to it. */
-export interface ProviderConfig {
-  name: string;
-  adapter: 'sim';
-  baseUrl: string;
-}
+/** Where a provider is reached, which adapter speaks to it, and its credentials (secrets as `Secret`). */
+export type ProviderConfig = CpaasProviderConfig & { credentials: ProviderCredentials };
 
 export interface BreakerSettings {
   consecutiveFailures: number;
@@ -39,6 +36,12 @@ export interface BrokerConfig {
   simulated: boolean;
   /** Set whenever PROVIDERS names a sim provider; in the all-local mode `main.ts` makes one per data folder. */
   simWebhookSecret?: string;
+  /**
+   * `PUBLIC_URL`, no trailing slash: the broker as the vendors see it. Webhook signatures are
+   * checked over it, and vendor adapters build their callback URLs from it. Required when a real
+   * vendor adapter is configured; unset, a webhook's URL is the broker's own origin.
+   */
+  publicUrl?: string;
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];

@@ -75,6 +75,11 @@ export class EnvironmentVariables {
   @IsString()
   PROVIDERS?: string;
 
+  /** The broker's address as the vendors see it; required when PROVIDERS names a real vendor. */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'PUBLIC_URL must be an http(s) URL without query or fragment' })
+  PUBLIC_URL?: string;
+
   @IntVar(1, 1000)
   BREAKER_CONSECUTIVE_FAILURES = 5;
 

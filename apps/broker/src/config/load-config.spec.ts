@@ -25,9 +25,10 @@ describe('loadConfig', () => {
       slowCallMs: 2000,
     });
     expect(config.providers).toEqual([
-      { name: 'primary', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010' },
-      { name: 'failover', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010' },
+      { name: 'primary', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010', credentials: {} },
+      { name: 'failover', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010', credentials: {} },
     ]);
+    expect(config.publicUrl).toBeUndefined();
     expect(config.apiKeys).toEqual([]);
     expect(config.adminToken).toBeUndefined();
   });
@@ -63,8 +64,11 @@ describe('loadConfig', () => {
     ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 120 to 86400000 that 120 divides/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
-    ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter:http/],
-    ['PROVIDERS', 'a=twilio:http://x', /PROVIDERS entry "a" names adapter "twilio"/],
+    ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter or name=adapter:http/],
+    ['PROVIDERS', 'a=plivo:http://x', /PROVIDERS entry "a" names adapter "plivo"; known adapters: sim, twilio/],
+    ['PROVIDERS', 'a=sim', /PROVIDERS entry "a" needs the simulator's URL: a=sim:http:\/\/host:port/],
+    ['PUBLIC_URL', 'ftp://broker.example', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
+    ['PUBLIC_URL', 'https://broker.example/?a=1', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
   ])('rejects %s=%s with one line naming it', (name, value, message) => {
     const load = () => loadConfig({ [name]: value });
     expect(load).toThrow(ConfigError);
@@ -109,13 +113,96 @@ describe('loadConfig', () => {
 describe('parseProviders', () => {
   it('keeps the routing order and trims trailing slashes', () => {
     expect(parseProviders('main=sim:http://sim:4010/, backup=sim:https://b.example')).toEqual([
-      { name: 'main', adapter: 'sim', baseUrl: 'http://sim:4010' },
-      { name: 'backup', adapter: 'sim', baseUrl: 'https://b.example' },
+      { name: 'main', adapter: 'sim', baseUrl: 'http://sim:4010', credentials: {} },
+      { name: 'backup', adapter: 'sim', baseUrl: 'https://b.example', credentials: {} },
+    ]);
+  });
+
+  it('takes a vendor adapter without a URL, or with one that overrides its API base', () => {
+    expect(parseProviders('primary=twilio,edge=twilio:http://127.0.0.1:4999/')).toEqual([
+      { name: 'primary', adapter: 'twilio', credentials: {} },
+      { name: 'edge', adapter: 'twilio', baseUrl: 'http://127.0.0.1:4999', credentials: {} },
     ]);
   });
 
   it('refuses a name given twice', () => {
     expect(() => parseProviders('a=sim:http://x,a=sim:http://y')).toThrow('PROVIDERS names "a" twice');
+  });
+});
+
+describe('vendor provider configuration (SPEC §9)', () => {
+  const SID = 'AC' + '0123456789abcdef'.repeat(2);
+  const TOKEN = 'f'.repeat(32);
+  const twilio = {
+    PROVIDERS: 'primary=twilio,failover=sim:http://127.0.0.1:4010',
+    PUBLIC_URL: 'https://broker.example.com/',
+    PROVIDER_PRIMARY_ACCOUNT_SID: SID,
+    PROVIDER_PRIMARY_AUTH_TOKEN: TOKEN,
+  };
+  const oneLine = (env: Record<string, string | undefined>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).not.toContain('\n');
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it("reads each provider's credentials by its name, and PUBLIC_URL without its trailing slash", () => {
+    const config = loadConfig(twilio);
+    expect(config.publicUrl).toBe('https://broker.example.com');
+    expect(config.simulated).toBe(false);
+    const [primary, failover] = config.providers;
+    expect(primary).toMatchObject({ name: 'primary', adapter: 'twilio', credentials: { accountSid: SID } });
+    expect(String(primary.credentials.authToken)).toBe('[secret]');
+    expect((primary.credentials.authToken as { reveal(): string }).reveal()).toBe(TOKEN);
+    expect(failover).toEqual({ name: 'failover', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010', credentials: {} });
+    expect(JSON.stringify(config)).not.toContain(TOKEN);
+  });
+
+  it('upper-cases the provider name and turns dashes into underscores', () => {
+    const config = loadConfig({
+      PROVIDERS: 'us-east=twilio',
+      PUBLIC_URL: 'https://b.example',
+      PROVIDER_US_EAST_ACCOUNT_SID: SID,
+      PROVIDER_US_EAST_AUTH_TOKEN: TOKEN,
+    });
+    expect(config.providers[0].credentials.accountSid).toBe(SID);
+  });
+
+  it('needs PUBLIC_URL when a real vendor is configured, and only then', () => {
+    expect(oneLine({ ...twilio, PUBLIC_URL: undefined })).toMatch(
+      /^invalid configuration: PUBLIC_URL is required when a real vendor is configured \(provider "primary" uses twilio\)$/,
+    );
+    expect(loadConfig({ PROVIDERS: 'a=sim:http://127.0.0.1:1' }).publicUrl).toBeUndefined();
+  });
+
+  it.each([
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', undefined, /PROVIDER_PRIMARY_ACCOUNT_SID is required for provider "primary" \(twilio\)/],
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', '  ', /PROVIDER_PRIMARY_ACCOUNT_SID is required/],
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', 'AC' + 'a'.repeat(31), /PROVIDER_PRIMARY_ACCOUNT_SID must be AC followed by 32 lowercase hex digits/],
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', 'AC' + 'a'.repeat(33), /PROVIDER_PRIMARY_ACCOUNT_SID must be AC followed by 32/],
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', 'SK' + 'a'.repeat(32), /PROVIDER_PRIMARY_ACCOUNT_SID must be AC followed by 32/],
+    ['PROVIDER_PRIMARY_ACCOUNT_SID', 'AC' + 'g'.repeat(32), /PROVIDER_PRIMARY_ACCOUNT_SID must be AC followed by 32/],
+    ['PROVIDER_PRIMARY_AUTH_TOKEN', undefined, /PROVIDER_PRIMARY_AUTH_TOKEN is required for provider "primary" \(twilio\)/],
+    ['PROVIDER_PRIMARY_AUTH_TOKEN', 'e'.repeat(31), /PROVIDER_PRIMARY_AUTH_TOKEN must be the 32-hex-digit auth token/],
+    ['PROVIDER_PRIMARY_AUTH_TOKEN', 'e'.repeat(33), /PROVIDER_PRIMARY_AUTH_TOKEN must be the 32-hex-digit auth token/],
+  ])('refuses %s=%p with one line naming it', (name, value, message) => {
+    expect(oneLine({ ...twilio, [name]: value })).toMatch(message);
+  });
+
+  it('accepts the account SID and token at their exact lengths', () => {
+    expect(() =>
+      loadConfig({ ...twilio, PROVIDER_PRIMARY_ACCOUNT_SID: 'AC' + '9'.repeat(32), PROVIDER_PRIMARY_AUTH_TOKEN: 'A'.repeat(32) }),
+    ).not.toThrow();
+  });
+
+  it('never echoes a rejected auth token, and names the account SID it rejects', () => {
+    const secret = 'not-a-token-0123456789-secret';
+    expect(oneLine({ ...twilio, PROVIDER_PRIMARY_AUTH_TOKEN: secret })).not.toContain(secret);
+    expect(oneLine({ ...twilio, PROVIDER_PRIMARY_ACCOUNT_SID: 'ACnope' })).toContain('(got "ACnope")');
   });
 });
 

@@ -1,3 +1,4 @@
+import { ADAPTERS, VENDOR_ADAPTERS, readCredentials, type AdapterName } from '@app/cpaas';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { BrokerConfig, ProviderConfig } from './broker-config';
@@ -7,12 +8,12 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const ADAPTERS = ['sim'] as const;
 const OPTIONAL = [
   'HOST',
   'SIM_WEBHOOK_SECRET',
   'DATABASE_URL',
   'PROVIDERS',
+  'PUBLIC_URL',
   'BROKER_API_KEY',
   'ADMIN_TOKEN',
   'OPS_WEBHOOK_URL',
@@ -24,9 +25,9 @@ const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SE
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
- * is one line naming each bad variable and what it allows.
+ * is one line naming each bad variable and what it allows. `runtime.terminal`: the output goes to a
+ * terminal, so LOG_FORMAT defaults to readable lines.
  */
-/** `runtime.terminal`: the output goes to a terminal, so LOG_FORMAT defaults to readable lines. */
 export function loadConfig(env: Record<string, string | undefined>, runtime: { terminal?: boolean } = {}): BrokerConfig {
   const known = configVariables();
   // Only our variables, and an empty value counts as unset.
@@ -41,6 +42,14 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   } catch (error) {
     problems.push((error as Error).message);
   }
+  for (const provider of providers) {
+    const read = readCredentials(provider.name, provider.adapter, env);
+    provider.credentials = read.credentials;
+    problems.push(...read.problems);
+  }
+  const vendor = providers.find((p) => VENDOR_ADAPTERS.includes(p.adapter));
+  if (vendor && !vars.PUBLIC_URL)
+    problems.push(`PUBLIC_URL is required when a real vendor is configured (provider "${vendor.name}" uses ${vendor.adapter})`);
   // A simulator reachable by others must not accept webhooks signed with a secret anyone can read.
   if (vars.PROVIDERS && providers.some((p) => p.adapter === 'sim') && !vars.SIM_WEBHOOK_SECRET)
     problems.push('SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider');
@@ -66,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
     providers,
     simulated: !vars.PROVIDERS,
     simWebhookSecret: vars.SIM_WEBHOOK_SECRET,
+    publicUrl: vars.PUBLIC_URL?.replace(/\/+$/, ''),
     breaker: {
       consecutiveFailures: vars.BREAKER_CONSECUTIVE_FAILURES,
       windowMs: vars.BREAKER_WINDOW_MS,
@@ -147,23 +157,29 @@ function simulatedProviders(simPort: number, host = '127.0.0.1'): ProviderConfig
   const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const baseUrl = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${simPort}`;
   return [
-    { name: 'primary', adapter: 'sim', baseUrl },
-    { name: 'failover', adapter: 'sim', baseUrl },
+    { name: 'primary', adapter: 'sim', baseUrl, credentials: {} },
+    { name: 'failover', adapter: 'sim', baseUrl, credentials: {} },
   ];
 }
 
-/** `primary=sim:http://sim:4010,failover=sim:http://sim:4010` */
+/**
+ * `primary=twilio,failover=sim:http://sim:4010`: a vendor adapter needs no URL (`name=twilio:https://host`
+ * overrides its API base); the simulator's needs one. Credentials are read afterwards.
+ */
 export function parseProviders(value: string): ProviderConfig[] {
-  const providers = value.split(',').map((entry) => {
-    const match = /^([a-z][a-z0-9-]{0,31})=([a-z]+):(https?:\/\/\S+)$/.exec(entry.trim());
+  const providers = value.split(',').map((entry): ProviderConfig => {
+    const match = /^([a-z][a-z0-9-]{0,31})=([a-z]+)(?::(https?:\/\/\S+))?$/.exec(entry.trim());
     if (!match)
       throw new Error(
-        `PROVIDERS entry "${entry.trim()}" must look like name=adapter:http://host:port (name: lowercase letters, digits, dashes)`,
+        `PROVIDERS entry "${entry.trim()}" must look like name=adapter or name=adapter:http://host:port (name: lowercase letters, digits, dashes)`,
       );
-    const [, name, adapter, baseUrl] = match;
-    if (!(ADAPTERS as readonly string[]).includes(adapter))
-      throw new Error(`PROVIDERS entry "${name}" names adapter "${adapter}"; known adapters: ${ADAPTERS.join(', ')}`);
-    return { name, adapter: adapter as ProviderConfig['adapter'], baseUrl: baseUrl.replace(/\/+$/, '') };
+    const [, name, adapterName, baseUrl] = match;
+    if (!(ADAPTERS as readonly string[]).includes(adapterName))
+      throw new Error(`PROVIDERS entry "${name}" names adapter "${adapterName}"; known adapters: ${ADAPTERS.join(', ')}`);
+    const adapter = adapterName as AdapterName;
+    if (!baseUrl && !VENDOR_ADAPTERS.includes(adapter))
+      throw new Error(`PROVIDERS entry "${name}" needs the simulator's URL: ${name}=${adapter}:http://host:port`);
+    return { name, adapter, ...(baseUrl ? { baseUrl: baseUrl.replace(/\/+$/, '') } : {}), credentials: {} };
   });
   const names = providers.map((p) => p.name);
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);

@@ -12,7 +12,7 @@ import {
   type BreakerStatus,
   type BreakerTransition,
 } from '@app/circuit-breaker';
-import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
+import { createProvider, type CpaasProvider, type ProviderFailure, type ProviderOperation, type ProviderResult } from '@app/cpaas';
 import { BehaviorSubject, Subject, Subscription, asyncScheduler, map, switchMap, type Observable, type SchedulerLike } from 'rxjs';
 import { BROKER_CONFIG, type BreakerSettings, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
@@ -81,10 +81,13 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     const saved = await this.store.loadAll();
     for (const providerConfig of this.config.providers) {
       // loadConfig requires it for PROVIDERS; the all-local start makes one before building the app.
-      if (!this.config.simWebhookSecret) throw new Error('SIM_WEBHOOK_SECRET must be set for a sim provider');
+      if (providerConfig.adapter === 'sim' && !this.config.simWebhookSecret)
+        throw new Error('SIM_WEBHOOK_SECRET must be set for a sim provider');
       const adapter = createProvider(providerConfig, {
         timeoutMs: this.config.providerCallTimeoutMs,
-        webhookSecret: this.config.simWebhookSecret,
+        // Only the sim adapter reads it; real vendors sign with their own credentials.
+        webhookSecret: this.config.simWebhookSecret ?? '',
+        publicUrl: this.config.publicUrl,
       });
       const state = saved.get(providerConfig.name);
       const entry: ProviderEntry = {
@@ -149,19 +152,42 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     probe: boolean,
     run: (provider: CpaasProvider) => Promise<ProviderResult<T>>,
   ): Promise<ProviderResult<T>> {
-    const entry = this.entry(name);
-    const result = await run(entry.adapter);
+    const result = await run(this.entry(name).adapter);
     this.metrics.providerCallDuration.observe({ provider: name, operation }, result.latencyMs / 1000);
-    if (result.ok) {
-      this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
-      entry.breaker$.value.record({ kind: 'success', durationMs: result.latencyMs, probe });
-    } else {
-      const counts = result.failure.countsAgainstProvider;
-      this.metrics.providerCalls.inc({ provider: name, operation, outcome: result.failure.cause, counts_against_provider: String(counts) });
-      // A failure caused by the caller's own input says nothing about the provider's health.
-      if (counts) entry.breaker$.value.record({ kind: 'failure', reason: result.failure.reason, probe });
-    }
+    this.record(name, operation, probe, result.ok ? { ok: true, latencyMs: result.latencyMs } : result);
     return result;
+  }
+
+  /**
+   * Feeds one outcome to the provider's breaker and the metrics: a call's answer, or one the vendor
+   * reports later (a bridged call's setup, SPEC §9), which has no latency of ours.
+   */
+  record(
+    name: string,
+    operation: ProviderOperation,
+    probe: boolean,
+    outcome: { ok: true; latencyMs: number } | { ok: false; failure: ProviderFailure },
+  ): void {
+    const entry = this.entry(name);
+    if (outcome.ok) {
+      this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
+      entry.breaker$.value.record({ kind: 'success', durationMs: outcome.latencyMs, probe });
+      return;
+    }
+    const counts = outcome.failure.countsAgainstProvider;
+    this.metrics.providerCalls.inc({ provider: name, operation, outcome: outcome.failure.cause, counts_against_provider: String(counts) });
+    // A failure caused by the caller's own input says nothing about the provider's health.
+    if (counts) entry.breaker$.value.record({ kind: 'failure', reason: outcome.failure.reason, probe });
+  }
+
+  /**
+   * A HALF_OPEN probe for a provider that keeps no sessions (a create makes no call there): one
+   * health check, recorded as the probe's outcome; not awaited, so the create does not wait on it.
+   */
+  probeInBackground(name: string): void {
+    this.call(name, 'health', true, (p) => p.healthCheck()).catch((error: unknown) =>
+      this.logger.warn(`provider ${name}: probe health check crashed: ${(error as Error).message}`),
+    );
   }
 
   /** One health check of the provider, recorded as a health-check outcome. */

@@ -2,7 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokenGuard } from '../accounts';
 import { ProblemException } from '../common/problem';
-import { CpaasHealthDto, DisableProviderDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { CpaasHealthDto, DisableProviderDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderRegistry } from './provider-registry';
 
@@ -14,7 +15,18 @@ export class ProvidersAdminController {
   constructor(
     private readonly registry: ProviderRegistry,
     private readonly pool: PoolUsage,
+    private readonly numberImport: NumberImport,
   ) {}
+
+  @Post(':name/numbers/import')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Import the vendor account's numbers into the pool and point their webhooks at PUBLIC_URL (idempotent).",
+  })
+  @ApiOkResponse({ type: NumberImportDto })
+  importNumbers(@Param('name') name: string): Promise<NumberImportDto> {
+    return this.numberImport.run(name);
+  }
 
   @Get()
   @ApiOperation({ summary: 'Providers in routing order, with breaker state and the disabled flag.' })

@@ -4,6 +4,7 @@ import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
+import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderOpsEvents } from './provider-ops-events';
 import { BREAKER_SCHEDULER, ProviderRegistry, systemBreakerScheduler } from './provider-registry';
@@ -21,6 +22,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
     ProviderOpsEvents,
     PoolUsage,
     StreamSlots,
+    NumberImport,
   ],
   controllers: [CpaasHealthController, ProvidersAdminController],
   exports: [ProviderRegistry, BreakerStateStore, HealthProber, PoolUsage],

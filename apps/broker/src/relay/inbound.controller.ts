@@ -1,74 +1,91 @@
-import { Body, Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { isInvalidWebhookError, type CpaasProvider } from '@app/cpaas';
+import { isInvalidWebhookError, type CpaasProvider, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
 import type { RawBodyRequest } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ProblemException, ValidationProblem } from '../common/problem';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { RelayService } from './relay.service';
 
 /**
  * The webhooks providers call: inbound SMS and calls to our proxy numbers, and status updates.
- * Each is signature-verified over the exact bytes received; an unverified one is refused with 401
- * and nothing is relayed.
+ * Each is signature-verified by the provider's adapter over the exact bytes received and the URL
+ * the provider called (`PUBLIC_URL` + path + query): no signature is 401, a wrong one 403, and in
+ * both cases nothing is relayed. Answers are in the provider's own format (TwiML, the simulator's JSON).
  */
 @ApiExcludeController()
 @Controller('v1/providers/:name')
 export class InboundController {
   constructor(
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
     private readonly relay: RelayService,
   ) {}
 
   @Post('inbound/sms')
   @HttpCode(200)
-  sms(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Body() body: unknown, @Res() res: Response): Promise<void> {
-    return this.inbound(name, 'sms', req, body, res);
+  sms(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
+    return this.inbound(name, 'sms', req, res);
   }
 
   @Post('inbound/voice')
   @HttpCode(200)
-  voice(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Body() body: unknown, @Res() res: Response): Promise<void> {
-    return this.inbound(name, 'voice', req, body, res);
+  voice(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
+    return this.inbound(name, 'voice', req, res);
   }
 
   @Post('status')
   @HttpCode(200)
-  async status(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Body() body: unknown): Promise<{ matched: boolean }> {
-    const provider = this.verified(name, req);
-    const event = parse(() => provider.parseStatus(body));
-    return { matched: await this.relay.status(name, event) };
+  async status(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
+    const { provider, webhook } = this.verified(name, 'status', req);
+    const event = parse(() => provider.parseStatus(webhook));
+    const matched = await this.relay.status(name, event);
+    send(res, provider.statusAnswer({ matched }));
   }
 
-  private async inbound(name: string, channel: 'sms' | 'voice', req: RawBodyRequest<Request>, body: unknown, res: Response): Promise<void> {
-    const provider = this.verified(name, req);
-    const event = parse(() => provider.parseInbound(channel, body));
+  private async inbound(name: string, channel: 'sms' | 'voice', req: RawBodyRequest<Request>, res: Response): Promise<void> {
+    const { provider, webhook } = this.verified(name, channel === 'sms' ? 'inbound/sms' : 'inbound/voice', req);
+    const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
-    switch (answer.kind) {
-      case 'json':
-        res.status(answer.status).json(answer.body);
-        return;
-      case 'instruction':
-        res.status(200).type(answer.instruction.contentType).send(answer.instruction.body);
-        return;
-      case 'no-session':
-        throw new ProblemException(404, 'No active session', `${event.from} has no active session on ${event.to}.`, 'no-active-session');
-    }
+    if (answer.kind === 'not-our-number')
+      throw new ProblemException(404, 'Not a proxy number', `${event.to} is not in ${name}'s proxy-number pool.`, 'unknown-proxy-number');
+    if (answer.kind === 'no-session')
+      throw new ProblemException(404, 'No active session', `${event.from} has no active session on ${event.to}.`, 'no-active-session');
+    send(res, answer.answer);
   }
 
-  private verified(name: string, req: RawBodyRequest<Request>): CpaasProvider {
+  private verified(name: string, route: WebhookRoute, req: RawBodyRequest<Request>): { provider: CpaasProvider; webhook: WebhookRequest } {
     if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
     const provider = this.registry.adapter(name);
-    if (!req.rawBody || !provider.verifyWebhook({ headers: req.headers, rawBody: req.rawBody })) {
+    const webhook: WebhookRequest = {
+      url: `${this.config.publicUrl ?? ownOrigin(req)}${req.originalUrl}`,
+      method: req.method,
+      route,
+      headers: req.headers,
+      rawBody: req.rawBody ?? Buffer.alloc(0),
+    };
+    const verification = provider.verifyWebhook(webhook);
+    if (verification === 'missing')
+      throw new ProblemException(401, 'Webhook signature missing', 'The webhook carries no signature.', 'missing-signature');
+    if (verification !== 'valid')
       throw new ProblemException(
-        401,
+        403,
         'Invalid webhook signature',
         'The webhook signature or timestamp did not verify.',
         'invalid-signature',
       );
-    }
-    return provider;
+    return { provider, webhook };
   }
+}
+
+/** The broker's origin as this request reached it, for a provider that calls it directly (the simulator). */
+function ownOrigin(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+}
+
+function send(res: Response, answer: WebhookAnswer): void {
+  res.status(answer.status).type(answer.contentType).send(answer.body);
 }
 
 function parse<T>(read: () => T): T {

@@ -19,7 +19,7 @@ import { Session } from '../sessions/session.entity';
  * until the session ends.
  */
 export type InteractionStatus =
-  'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+  'pending' | 'relayed' | 'delivered' | 'undelivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined' | 'canceled';
 
 @Entity('interactions')
 @Check('chk_interactions_channel', `"channel" IN ('voice', 'sms')`)

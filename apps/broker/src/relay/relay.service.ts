@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { InboundEvent, StatusEvent, VoiceInstruction } from '@app/cpaas';
+import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
@@ -8,11 +8,8 @@ import { SessionEvents } from '../sessions/session-events';
 import { Session } from '../sessions/session.entity';
 import { Interaction, type InteractionStatus } from './interaction.entity';
 
-/** What the broker answers a provider's inbound webhook with. */
-export type InboundAnswer =
-  | { kind: 'json'; status: number; body: Record<string, unknown> }
-  | { kind: 'instruction'; instruction: VoiceInstruction }
-  | { kind: 'no-session' };
+/** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
+export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const CLAIM_BATCH = 50;
@@ -36,45 +33,117 @@ export class RelayService {
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
     const session = await this.findActiveSession(provider, event.to, event.from);
-    if (!session) return this.outOfSession(provider, event);
+    if (!session) {
+      // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
+      if (!(await this.inPool(provider, event.to))) return { kind: 'not-our-number' };
+      return this.outOfSession(provider, event);
+    }
     const other = session.participants.find((n) => n !== event.from)!;
     if (event.channel === 'voice') return this.bridge(session, event, other);
 
     const interaction = await this.recordSms(session, event, other);
     if (interaction.status === 'pending') await this.attempt(interaction.id);
     const current = await this.dataSource.getRepository(Interaction).findOneByOrFail({ id: interaction.id });
-    return { kind: 'json', status: 200, body: { result: current.status === 'relayed' ? 'relayed' : 'queued', interactionId: current.id } };
+    const kind = current.status === 'pending' ? 'queued' : 'relayed';
+    return { kind: 'answer', answer: this.registry.adapter(provider).smsAnswer({ kind, interactionId: current.id }) };
   }
 
-  /** What the provider tells us about a relayed message or a bridged call. */
+  /**
+   * What the provider tells us about a relayed message or a bridged call. A bridged call's outcome
+   * feeds the provider's breaker once, when it first arrives (SPEC §9): `call.failed` is a
+   * call-setup failure, any answer a success.
+   */
   async status(provider: string, event: StatusEvent): Promise<boolean> {
-    const ref = event.type === 'message.delivered' ? event.messageId : event.callId;
+    if (event.type === 'message.progress') return this.knownMessage(provider, event.messageId);
+    if (event.type !== 'call.completed' && event.type !== 'call.failed') return this.messageOutcome(provider, event);
+    const recorded = await this.callOutcome(provider, event);
+    if (recorded === 'first') {
+      this.registry.record(
+        provider,
+        'call',
+        false,
+        event.type === 'call.failed'
+          ? { ok: false, failure: { countsAgainstProvider: true, cause: 'call-setup', reason: `${provider}: ${event.reason} on call` } }
+          : { ok: true, latencyMs: 0 },
+      );
+    }
+    return recorded !== 'unmatched';
+  }
+
+  private async knownMessage(provider: string, messageId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND s.provider = $2 LIMIT 1`,
+      [messageId, provider],
+    );
+    return rows.length > 0;
+  }
+
+  private async messageOutcome(
+    provider: string,
+    event: Extract<StatusEvent, { type: 'message.delivered' | 'message.undelivered' | 'message.failed' }>,
+  ): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
-      const interaction = await manager
-        .getRepository(Interaction)
-        .createQueryBuilder('i')
-        .innerJoin(Session, 's', 's.id = i.sessionId')
-        .where('i.providerRef = :ref AND s.provider = :provider', { ref, provider })
-        .setLock('pessimistic_write')
-        .getOne();
+      const interaction = await this.lockByRef(manager, provider, event.messageId);
       if (!interaction) return false;
+      if (interaction.status !== 'relayed') return true; // already told, or not sent by us yet
       if (event.type === 'message.delivered') {
-        if (interaction.status === 'relayed') await manager.update(Interaction, { id: interaction.id }, { status: 'delivered' });
+        await manager.update(Interaction, { id: interaction.id }, { status: 'delivered' });
         return true;
       }
-      if (interaction.status !== 'bridged') return true; // already told
-      const status: InteractionStatus = event.answer === 'completed' ? 'completed' : event.answer;
-      await manager.update(Interaction, { id: interaction.id }, { status, durationSec: event.durationSec });
+      // The vendor took the message but could not hand it over: the customer hears of it once.
+      const outcome = event.type === 'message.undelivered' ? 'undelivered' : 'failed';
+      const reason = `${outcome} by ${provider}${event.errorCode ? ` (error ${event.errorCode})` : ''}`;
+      await manager.update(Interaction, { id: interaction.id }, { status: outcome, lastError: reason });
+      const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
+      await this.events.write(manager, 'message.failed', session, {
+        sessionId: session.id,
+        interactionId: interaction.id,
+        from: interaction.from,
+        to: interaction.to,
+        attempts: interaction.attempts,
+        reason,
+      });
+      return true;
+    });
+  }
+
+  private lockByRef(manager: EntityManager, provider: string, ref: string): Promise<Interaction | null> {
+    return manager
+      .getRepository(Interaction)
+      .createQueryBuilder('i')
+      .innerJoin(Session, 's', 's.id = i.sessionId')
+      .where('i.providerRef = :ref AND s.provider = :provider', { ref, provider })
+      .setLock('pessimistic_write')
+      .getOne();
+  }
+
+  /** `first` when this event settled the bridged call, `again` when it had been settled already. */
+  private async callOutcome(
+    provider: string,
+    event: Extract<StatusEvent, { type: 'call.completed' | 'call.failed' }>,
+  ): Promise<'first' | 'again' | 'unmatched'> {
+    return this.dataSource.transaction(async (manager) => {
+      const interaction = await this.lockByRef(manager, provider, event.callId);
+      if (!interaction) return 'unmatched';
+      if (interaction.status !== 'bridged') return 'again'; // already told
+      const failed = event.type === 'call.failed';
+      const status: InteractionStatus = failed ? 'failed' : event.answer;
+      const durationSec = failed ? 0 : event.durationSec;
+      await manager.update(
+        Interaction,
+        { id: interaction.id },
+        { status, durationSec, lastError: failed ? `${provider}: ${event.reason}` : null },
+      );
       const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
       await this.events.write(manager, 'call.completed', session, {
         sessionId: session.id,
         interactionId: interaction.id,
         from: interaction.from,
         to: interaction.to,
-        answer: event.answer,
-        durationSec: event.durationSec,
+        answer: failed ? 'failed' : event.answer,
+        durationSec,
       });
-      return true;
+      return 'first';
     });
   }
 
@@ -127,6 +196,14 @@ export class RelayService {
           },
           // Learned when the message came in, not when the relay (perhaps a retry) went out.
           interaction.createdAt,
+        );
+      } else if (!sent.failure.countsAgainstProvider) {
+        // The provider refused the message itself (an invalid or unsubscribed number): retrying cannot help.
+        await this.giveUp(
+          manager,
+          { ...interaction, attempts: interaction.attempts + 1, lastError: sent.failure.reason },
+          session,
+          sent.failure.reason,
         );
       } else {
         await manager.update(Interaction, { id: interaction.id }, { lastError: sent.failure.reason });
@@ -193,18 +270,31 @@ export class RelayService {
       [session.id, event.from, to, event.eventId, event.callId],
     );
     return {
-      kind: 'instruction',
-      instruction: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber }),
+      kind: 'answer',
+      answer: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber }),
     };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {
     const reply = this.config.sessions.outOfSessionReply;
-    if (reply === 'reject') return { kind: 'no-session' };
-    if (event.channel === 'voice')
-      return { kind: 'instruction', instruction: this.registry.adapter(provider).voiceSayInstruction({ text: reply }) };
+    const adapter = this.registry.adapter(provider);
+    if (reply === 'reject') {
+      const answer = adapter.noSessionAnswer(event.channel);
+      return answer ? { kind: 'answer', answer } : { kind: 'no-session' };
+    }
+    if (event.channel === 'voice') return { kind: 'answer', answer: adapter.voiceSayInstruction({ text: reply }) };
+    // A vendor that replies inline (TwiML <Message>) needs no call of ours.
+    if (adapter.repliesInline) return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', reply }) };
     const sent = await this.registry.call(provider, 'sms', false, (p) => p.sendSms({ from: event.to, to: event.from, text: reply }));
-    return { kind: 'json', status: 200, body: { result: 'out-of-session', replied: sent.ok } };
+    return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', replied: sent.ok }) };
+  }
+
+  private async inPool(provider: string, number: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM proxy_numbers WHERE provider = $1 AND number = $2', [
+      provider,
+      number,
+    ]);
+    return rows.length > 0;
   }
 
   private async findActiveSession(provider: string, proxyNumber: string, sender: string): Promise<Session | null> {

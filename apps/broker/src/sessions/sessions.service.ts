@@ -67,6 +67,15 @@ export class SessionsService {
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
+      if (!candidate.provider.keepsSessions) {
+        // The broker is the session store for this vendor (SPEC §9): nothing to ask it, no network wait.
+        // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
+        // stands in for the bind that never happens, off the request path.
+        if (candidate.probe) this.registry.probeInBackground(provider);
+        const session = await this.timed('activate', () => this.activate(reservation, null));
+        this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
+        return SessionDto.from(session);
+      }
       const bound = await this.timed('bind', () =>
         this.registry.call(provider, 'bind', candidate.probe, (p) =>
           p.bindProxy({ sessionId: reservation.id, proxyNumber: reservation.proxyNumber, participants }),

@@ -1,12 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  SIM_COMPLETED_CALL_SEC,
-  simCalleeAnswer,
-  systemClock,
-  type Clock,
-  type ProviderOperation,
-  type SimStatusWebhook,
-} from '@app/cpaas';
+import { SIM_COMPLETED_CALL_SEC, simCalleeAnswer, systemClock, type Clock, type SimOperation, type SimStatusWebhook } from '@app/cpaas';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import type { SimulatorConfig } from '../config/sim-config';
@@ -56,7 +49,7 @@ export class ProviderApi {
     this.clock = config.clock ?? systemClock;
   }
 
-  async handle(name: string, operation: ProviderOperation, request: ProviderApiRequest, response: Response): Promise<void> {
+  async handle(name: string, operation: SimOperation, request: ProviderApiRequest, response: Response): Promise<void> {
     const provider = this.providers.get(name);
     const { latencyMs } = provider.faults;
     const fault = decideFault(provider.faults, this.random);
@@ -87,7 +80,7 @@ export class ProviderApi {
     if (receipt && provider.statusWebhooks) this.webhooks.postInBackground(provider.name, 'status', receipt);
   }
 
-  private answer(provider: SimulatedProvider, operation: ProviderOperation, request: ProviderApiRequest, at: string): Answer {
+  private answer(provider: SimulatedProvider, operation: SimOperation, request: ProviderApiRequest, at: string): Answer {
     switch (operation) {
       case 'bind':
         return ok(checkBind(request.body), request, (bind) => {

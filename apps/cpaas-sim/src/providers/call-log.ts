@@ -1,4 +1,4 @@
-import type { CallAnswer, ProviderOperation } from '@app/cpaas';
+import type { CallAnswer, SimOperation } from '@app/cpaas';
 import type { FaultOutcome } from '../faults/fault-settings';
 
 /** How a request to the provider API ended. */
@@ -8,7 +8,7 @@ export type CallOutcome = FaultOutcome | 'invalid-number' | 'bad-request';
 export interface SimCallRecord {
   /** Increasing per provider, never reused (also across clears). */
   seq: number;
-  type: ProviderOperation;
+  type: SimOperation;
   at: string;
   outcome: CallOutcome;
   from?: string;

@@ -18,7 +18,8 @@ const MAX_ANSWER_BYTES = 256 * 1024;
 
 /**
  * Posts signed webhooks to the broker, as a real provider does: JSON to
- * `${brokerUrl}/v1/providers/:name/<path>`, signed over `${timestamp}.${rawBody}` (libs/cpaas).
+ * `${brokerUrl}/v1/providers/:name/<path>`, signed over the timestamp, the provider, the route and
+ * the body (libs/cpaas `signSimWebhook`).
  * `brokerUrl` is read at each send, so a test may set it once the broker listens.
  */
 @Injectable()
@@ -43,7 +44,12 @@ export class BrokerWebhooks implements OnModuleDestroy {
       headers: {
         'content-type': 'application/json',
         'user-agent': 'cpaas-sim',
-        ...signSimWebhook(this.config.webhookSecret, rawBody, Math.floor(this.clock.now() / 1000)),
+        ...signSimWebhook(
+          this.config.webhookSecret,
+          { provider, method: 'POST', path: url.pathname },
+          rawBody,
+          Math.floor(this.clock.now() / 1000),
+        ),
       },
       body: rawBody,
       signal: AbortSignal.any([this.shutdown.signal, AbortSignal.timeout(this.config.webhookTimeoutMs ?? 10_000)]),

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { SIM_MAGIC_NUMBERS, SimProviderAdapter } from '@app/cpaas';
+import { SIM_MAGIC_NUMBERS, SimProviderAdapter, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
 import type { SimulatorConfig } from '../config/sim-config';
 import { createSimulatorApp } from '../sim-app';
 
@@ -13,6 +13,12 @@ interface Received {
   path: string;
   headers: IncomingMessage['headers'];
   rawBody: Buffer;
+}
+
+/** A received webhook as the broker's controller hands it to the adapter. */
+function webhookRequest(webhook: Received): WebhookRequest {
+  const route = webhook.path.replace(/^\/v1\/providers\/[^/]+\//, '') as WebhookRoute;
+  return { url: `http://broker.test${webhook.path}`, method: 'POST', route, headers: webhook.headers, rawBody: webhook.rawBody };
 }
 
 const CALLER = '+2348030000001';
@@ -94,8 +100,8 @@ describe('inbound events from a simulated provider', () => {
     const [webhook] = received;
     expect(webhook.path).toBe('/v1/providers/primary/inbound/sms');
     expect(webhook.headers['x-sim-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
-    expect(adapter.verifyWebhook({ headers: webhook.headers, rawBody: webhook.rawBody })).toBe(true);
-    expect(adapter.parseInbound('sms', JSON.parse(webhook.rawBody.toString()))).toEqual({
+    expect(adapter.verifyWebhook(webhookRequest(webhook))).toBe('valid');
+    expect(adapter.parseInbound('sms', webhookRequest(webhook))).toEqual({
       channel: 'sms',
       eventId: expect.any(String),
       messageId: response.headers.get('x-sim-message-id'),
@@ -122,10 +128,10 @@ describe('inbound events from a simulated provider', () => {
     expect(response.headers.get('x-sim-status-webhook')).toBe('204');
 
     expect(received.map((r) => r.path)).toEqual(['/v1/providers/primary/inbound/voice', '/v1/providers/primary/status']);
-    for (const webhook of received) expect(adapter.verifyWebhook({ headers: webhook.headers, rawBody: webhook.rawBody })).toBe(true);
-    const inbound = adapter.parseInbound('voice', received[0].rawBody);
+    for (const webhook of received) expect(adapter.verifyWebhook(webhookRequest(webhook))).toBe('valid');
+    const inbound = adapter.parseInbound('voice', webhookRequest(received[0]));
     expect(inbound).toMatchObject({ channel: 'voice', from: CALLER, to: PROXY, callId: response.headers.get('x-sim-call-id') });
-    const status = adapter.parseStatus(received[1].rawBody);
+    const status = adapter.parseStatus(webhookRequest(received[1]));
     expect(status).toMatchObject({
       type: 'call.completed',
       callId: response.headers.get('x-sim-call-id'),
@@ -155,7 +161,7 @@ describe('inbound events from a simulated provider', () => {
       ...toAnswer(adapter.voiceBridgeInstruction({ to: SIM_MAGIC_NUMBERS.busy, callerId: PROXY })),
     };
     await trigger({ channel: 'voice', from: CALLER, to: PROXY, durationSec: 99 });
-    expect(adapter.parseStatus(received[1].rawBody)).toMatchObject({ answer: 'busy', durationSec: 0 });
+    expect(adapter.parseStatus(webhookRequest(received[1]))).toMatchObject({ answer: 'busy', durationSec: 0 });
   });
 
   it('places no call when the broker says something instead of bridging', async () => {
@@ -183,7 +189,7 @@ describe('inbound events from a simulated provider', () => {
     const { messageId } = (await (await sendSms()).json()) as { messageId: string };
     // The receipt of the second SMS has come; had the first one had a receipt, it was posted before it.
     await arrived(1);
-    const receipts = received.map((r) => ({ path: r.path, ...(adapter.parseStatus(r.rawBody) as { messageId?: string }) }));
+    const receipts = received.map((r) => ({ path: r.path, ...(adapter.parseStatus(webhookRequest(r)) as { messageId?: string }) }));
     expect(receipts.map((r) => r.messageId)).not.toContain(unreported);
     expect(receipts).toEqual([
       expect.objectContaining({ path: '/v1/providers/failover/status', type: 'message.delivered', messageId, from: PROXY, to: OTHER }),

@@ -3,7 +3,10 @@
  * app (which answers it): paths, bodies, webhook payloads, the voice instruction format and the
  * magic callee numbers. apps/cpaas-sim/README.md documents it for people.
  */
-import type { CallAnswer, InboundEvent, StatusEvent } from '../provider';
+import type { CallAnswer, InboundEvent, ProviderOperation, StatusEvent } from '../provider';
+
+/** The operations the simulator's provider API serves (a vendor has more, e.g. `numbers`). */
+export type SimOperation = Exclude<ProviderOperation, 'numbers'>;
 
 /** Base path of one simulated provider's API, relative to the simulator's base URL. */
 export const simApiPath = (provider: string): string => `/providers/${encodeURIComponent(provider)}/v1`;

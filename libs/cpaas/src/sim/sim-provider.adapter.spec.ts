@@ -86,7 +86,7 @@ describe('sim adapter classification', () => {
 
   it('refuses an unknown adapter', () => {
     expect(() =>
-      createProvider({ name: 'x', adapter: 'twilio' as 'sim', baseUrl: 'http://127.0.0.1:9' }, { timeoutMs: 1, webhookSecret: 's' }),
+      createProvider({ name: 'x', adapter: 'plivo' as 'sim', baseUrl: 'http://127.0.0.1:9' }, { timeoutMs: 1, webhookSecret: 's' }),
     ).toThrow(UnknownAdapterError);
   });
 });

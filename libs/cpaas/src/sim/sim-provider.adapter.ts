@@ -19,14 +19,17 @@ import {
   type ProviderResult,
   type SendSmsRequest,
   type StatusEvent,
+  type SmsOutcome,
   type UnbindProxyRequest,
-  type VoiceInstruction,
+  type WebhookAnswer,
   type WebhookRequest,
+  type WebhookVerification,
 } from '../provider';
 import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
-import { readLimited } from '../read-limited';
+import { parseObject } from '../transport-errors';
+import { readSuccess, requestWithin, type Reading } from '../vendor-request';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -44,11 +47,12 @@ export interface SimProviderAdapterOptions {
 /** Largest provider answer we read; anything longer is cut (and then is not valid JSON). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** What an answer's reader makes of a 2xx JSON body. */
-type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
-
 export class SimProviderAdapter implements CpaasProvider {
   readonly name: string;
+  /** The simulator binds a session's participants to its proxy number, as a provider with sessions does. */
+  readonly keepsSessions = true;
+  /** The simulator has no inline reply: an out-of-session answer is sent with `sendSms`. */
+  readonly repliesInline = false;
   private readonly origin: string;
   private readonly apiPath: string;
   private readonly agent: Agent;
@@ -105,9 +109,10 @@ export class SimProviderAdapter implements CpaasProvider {
     );
   }
 
-  verifyWebhook(req: WebhookRequest): boolean {
+  verifyWebhook(req: WebhookRequest): WebhookVerification {
     return verifySimSignature({
       secret: this.options.webhookSecret,
+      target: { provider: this.name, method: req.method, path: new URL(req.url).pathname },
       headers: req.headers,
       rawBody: req.rawBody,
       nowMs: this.clock.now(),
@@ -115,20 +120,34 @@ export class SimProviderAdapter implements CpaasProvider {
     });
   }
 
-  parseInbound(channel: 'sms' | 'voice', body: unknown): InboundEvent {
-    return parseSimInbound(channel, body);
+  parseInbound(channel: 'sms' | 'voice', req: WebhookRequest): InboundEvent {
+    return parseSimInbound(channel, req.rawBody);
   }
 
-  parseStatus(body: unknown): StatusEvent {
-    return parseSimStatus(body);
+  parseStatus(req: WebhookRequest): StatusEvent {
+    return parseSimStatus(req.rawBody);
   }
 
-  voiceBridgeInstruction(req: { to: string; callerId: string }): VoiceInstruction {
+  smsAnswer(outcome: SmsOutcome): WebhookAnswer {
+    if (outcome.kind === 'out-of-session') return json({ result: 'out-of-session', replied: outcome.replied ?? false });
+    return json({ result: outcome.kind, interactionId: outcome.interactionId });
+  }
+
+  voiceBridgeInstruction(req: { to: string; callerId: string }): WebhookAnswer {
     return instruction({ action: 'bridge', to: req.to, callerId: req.callerId });
   }
 
-  voiceSayInstruction(req: { text: string }): VoiceInstruction {
+  voiceSayInstruction(req: { text: string }): WebhookAnswer {
     return instruction({ action: 'say', text: req.text });
+  }
+
+  /** The simulator relays the broker's 404 problem to whoever triggered the inbound event. */
+  noSessionAnswer(): WebhookAnswer | undefined {
+    return undefined;
+  }
+
+  statusAnswer(req: { matched: boolean }): WebhookAnswer {
+    return json({ matched: req.matched });
   }
 
   close(): Promise<void> {
@@ -143,37 +162,25 @@ export class SimProviderAdapter implements CpaasProvider {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const abort = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      abort.abort();
-    }, this.options.timeoutMs);
     const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
       ok: false,
       failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
       latencyMs: performance.now() - started,
     });
-    let status: number;
-    let text: string;
-    try {
-      const response = await this.agent.request({
+    const answered = await requestWithin(
+      this.agent,
+      {
         origin: this.origin,
         path: `${this.apiPath}${path}`,
         method,
         headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
-        signal: abort.signal,
-      });
-      status = response.statusCode;
-      text = await readLimited(response.body, MAX_ANSWER_BYTES);
-    } catch (error) {
-      if (timedOut || isTimeoutError(error))
-        return fail({ countsAgainstProvider: true, cause: 'timeout' }, `no answer within ${this.options.timeoutMs} ms`);
-      return fail({ countsAgainstProvider: true, cause: 'transport' }, describeTransportError(error));
-    } finally {
-      clearTimeout(timer);
-    }
+      },
+      this.options.timeoutMs,
+      MAX_ANSWER_BYTES,
+    );
+    if ('failure' in answered) return fail(answered.failure, answered.reason);
+    const { status, text } = answered;
 
     if (status === 429) return fail({ countsAgainstProvider: true, cause: 'rate-limited', status }, 'HTTP 429 (rate limited)');
     if (status === 408) return fail({ countsAgainstProvider: true, cause: 'timeout', status }, 'HTTP 408');
@@ -191,14 +198,8 @@ export class SimProviderAdapter implements CpaasProvider {
     if (status < 200 || status >= 300)
       return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `unexpected HTTP ${status}`);
 
-    const answer = parseObject(text);
-    if (!answer)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with a body that is not a JSON object`);
-    const reading = read(answer);
-    if ('rejected' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'rejected', status }, `HTTP ${status} ${reading.rejected} (rejected)`);
-    if ('malformed' in reading)
-      return fail({ countsAgainstProvider: true, cause: 'malformed', status }, `HTTP ${status} with ${reading.malformed}`);
+    const reading = readSuccess(status, text, read);
+    if ('failure' in reading) return fail(reading.failure, reading.reason);
     return { ok: true, value: reading.value, latencyMs: performance.now() - started };
   }
 }
@@ -215,51 +216,10 @@ function mapReading<T, U>(reading: Reading<T>, map: (value: T) => U): Reading<U>
   return 'value' in reading ? { value: map(reading.value) } : reading;
 }
 
-function instruction(body: SimVoiceInstruction): VoiceInstruction {
-  return { contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
+function instruction(body: SimVoiceInstruction): WebhookAnswer {
+  return { status: 200, contentType: SIM_VOICE_INSTRUCTION_CONTENT_TYPE, body: JSON.stringify(body) };
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function errorCode(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    const first = (current as { errors?: unknown[] }).errors?.[0];
-    const inner = (first as { code?: unknown } | undefined)?.code;
-    if (typeof inner === 'string') return inner;
-  }
-  return undefined;
-}
-
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
-
-function isTimeoutError(error: unknown): boolean {
-  const code = errorCode(error);
-  return code !== undefined && TIMEOUT_CODES.has(code);
-}
-
-const TRANSPORT_ERRORS: Record<string, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  EPIPE: 'connection reset',
-  UND_ERR_SOCKET: 'connection dropped by the provider',
-  UND_ERR_CLOSED: 'connection closed',
-  ENOTFOUND: 'DNS lookup failed',
-  EAI_AGAIN: 'DNS lookup failed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-};
-
-function describeTransportError(error: unknown): string {
-  const code = errorCode(error);
-  if (code) return `${TRANSPORT_ERRORS[code] ?? 'transport error'} (${code})`;
-  return `transport error (${error instanceof Error ? error.message : String(error)})`;
+function json(body: Record<string, unknown>): WebhookAnswer {
+  return { status: 200, contentType: 'application/json', body: JSON.stringify(body) };
 }

@@ -157,3 +157,32 @@ export class DisableProviderDto {
   @MaxLength(500)
   reason?: string;
 }
+
+export class NumberImportFailureDto {
+  @ApiProperty({ example: '+15005550001' })
+  number: string;
+
+  @ApiProperty({ example: 'primary: HTTP 503 (Twilio 20500) Twilio server error on numbers' })
+  reason: string;
+}
+
+/** What `POST /v1/admin/providers/:name/numbers/import` did. */
+export class NumberImportDto {
+  @ApiProperty({ example: 'primary' })
+  provider: string;
+
+  @ApiProperty({ type: [String], description: 'Numbers put into the pool by this run.' })
+  added: string[];
+
+  @ApiProperty({ type: [String], description: 'Numbers the pool held already.' })
+  alreadyThere: string[];
+
+  @ApiProperty({ type: [String], description: 'Numbers whose SMS, voice and status webhooks this run pointed at PUBLIC_URL.' })
+  updated: string[];
+
+  @ApiProperty({ type: [NumberImportFailureDto] })
+  failed: NumberImportFailureDto[];
+
+  @ApiProperty({ description: 'False when the run changed nothing (a second run).' })
+  changed: boolean;
+}

@@ -89,7 +89,9 @@ export class InteractionDto {
   @ApiProperty({ example: '+2348030000002' })
   to: string;
 
-  @ApiProperty({ enum: ['pending', 'relayed', 'delivered', 'failed', 'bridged', 'completed', 'busy', 'no-answer', 'declined'] })
+  @ApiProperty({
+    enum: ['pending', 'relayed', 'delivered', 'undelivered', 'failed', 'bridged', 'completed', 'busy', 'no-answer', 'declined', 'canceled'],
+  })
   status: string;
 
   @ApiProperty()

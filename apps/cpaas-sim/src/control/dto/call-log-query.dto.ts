@@ -1,14 +1,14 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
-import type { ProviderOperation } from '@app/cpaas';
+import type { SimOperation } from '@app/cpaas';
 
-const OPERATIONS: ProviderOperation[] = ['bind', 'unbind', 'sms', 'call', 'health'];
+const OPERATIONS: SimOperation[] = ['bind', 'unbind', 'sms', 'call', 'health'];
 
 /** `GET /_sim/providers/:name/calls?type=sms&limit=20`: the newest `limit` records of that type. */
 export class CallLogQueryDto {
   @IsOptional()
   @IsIn(OPERATIONS)
-  type?: ProviderOperation;
+  type?: SimOperation;
 
   @IsOptional()
   @Type(() => Number)

@@ -1,0 +1,80 @@
+/**
+ * Imports a vendor account's numbers into the proxy-number pool: lists every number the account
+ * holds (all pages), adds the new ones, and points each one's inbound SMS, voice and status
+ * webhooks at this broker's PUBLIC_URL routes (SPEC §9). Idempotent: a second run adds nothing,
+ * updates nothing, and says so. Each vendor call goes through the registry, so it feeds the
+ * provider's breaker like any other.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { isE164, providerWebhookUrls, type NumberWebhooks, type ProviderNumber } from '@app/cpaas';
+import { DataSource } from 'typeorm';
+import { ProblemException } from '../common/problem';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { ProviderRegistry } from './provider-registry';
+
+export interface NumberImportResult {
+  provider: string;
+  /** Numbers put into the pool by this run. */
+  added: string[];
+  /** Numbers the pool held already. */
+  alreadyThere: string[];
+  /** Numbers whose webhooks this run pointed at the broker. */
+  updated: string[];
+  /** Numbers this run could not add or update, with why. */
+  failed: Array<{ number: string; reason: string }>;
+  /** False when the run changed nothing, neither in the pool nor at the vendor. */
+  changed: boolean;
+}
+
+@Injectable()
+export class NumberImport {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly registry: ProviderRegistry,
+  ) {}
+
+  async run(provider: string): Promise<NumberImportResult> {
+    if (!this.registry.has(provider))
+      throw new ProblemException(404, 'Unknown provider', `No provider named "${provider}".`, 'unknown-provider');
+    const numbers = this.registry.adapter(provider).numbers;
+    if (!numbers)
+      throw new ProblemException(
+        422,
+        'Import not supported',
+        `Provider "${provider}" cannot list its numbers; add them with POST /v1/admin/numbers.`,
+        'import-unsupported',
+      );
+    if (!this.config.publicUrl)
+      throw new ProblemException(422, 'PUBLIC_URL not set', 'Numbers are pointed at PUBLIC_URL; set it and restart.', 'public-url-missing');
+    const wanted = providerWebhookUrls(this.config.publicUrl, provider);
+
+    const listed = await this.registry.call(provider, 'numbers', false, () => numbers.listNumbers());
+    if (!listed.ok)
+      throw new ProblemException(502, 'Provider refused the number list', listed.failure.reason, 'provider-error', { provider });
+
+    const result: NumberImportResult = { provider, added: [], alreadyThere: [], updated: [], failed: [], changed: false };
+    for (const number of listed.value) {
+      if (!isE164(number.number)) {
+        result.failed.push({ number: number.number, reason: 'not an E.164 number' });
+        continue;
+      }
+      const inserted: unknown[] = await this.dataSource.query(
+        'INSERT INTO proxy_numbers (provider, number) VALUES ($1, $2) ON CONFLICT (provider, number) DO NOTHING RETURNING id',
+        [provider, number.number],
+      );
+      (inserted.length > 0 ? result.added : result.alreadyThere).push(number.number);
+      if (pointsAt(number, wanted)) continue;
+      const pointed = await this.registry.call(provider, 'numbers', false, () => numbers.pointNumber(number, wanted));
+      if (pointed.ok) result.updated.push(number.number);
+      else result.failed.push({ number: number.number, reason: pointed.failure.reason });
+    }
+    result.changed = result.added.length > 0 || result.updated.length > 0;
+    return result;
+  }
+}
+
+function pointsAt(number: ProviderNumber, wanted: NumberWebhooks): boolean {
+  return number.smsUrl === wanted.smsUrl && number.voiceUrl === wanted.voiceUrl && number.statusCallback === wanted.statusCallback;
+}

@@ -1,0 +1,65 @@
+/**
+ * The HTTP part every adapter shares: one request over the adapter's keep-alive agent, aborted
+ * after the call timeout, its answer read up to a bound; a timeout or transport error comes back
+ * classified (counted against the provider), never thrown. And the reading of a 2xx answer: a
+ * JSON object whose expected id is there, or a counted rejection / malformed answer.
+ */
+import type { Agent, Dispatcher } from 'undici';
+import type { ProviderFailure } from './provider';
+import { readLimited } from './read-limited';
+import { describeTransportError, isTimeoutError, parseObject } from './transport-errors';
+
+/** A failure before its reason gets the provider's name and the operation. */
+export interface UnnamedFailure {
+  failure: Omit<ProviderFailure, 'reason'>;
+  reason: string;
+}
+
+export type VendorAnswer = { status: number; text: string } | UnnamedFailure;
+
+export async function requestWithin(
+  agent: Agent,
+  request: Omit<Dispatcher.RequestOptions, 'signal'>,
+  timeoutMs: number,
+  maxAnswerBytes: number,
+): Promise<VendorAnswer> {
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, timeoutMs);
+  try {
+    const response = await agent.request({ ...request, signal: abort.signal });
+    return { status: response.statusCode, text: await readLimited(response.body, maxAnswerBytes) };
+  } catch (error) {
+    if (timedOut || isTimeoutError(error))
+      return { failure: { countsAgainstProvider: true, cause: 'timeout' }, reason: `no answer within ${timeoutMs} ms` };
+    return { failure: { countsAgainstProvider: true, cause: 'transport' }, reason: describeTransportError(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What an adapter's reader makes of a 2xx JSON body. */
+export type Reading<T> = { value: T } | { rejected: string } | { malformed: string };
+
+/** A 2xx answer read into its value; anything else it could be is a counted failure. */
+export function readSuccess<T>(
+  status: number,
+  text: string,
+  read: (answer: Record<string, unknown>) => Reading<T>,
+): { value: T } | UnnamedFailure {
+  const answer = parseObject(text);
+  if (!answer)
+    return {
+      failure: { countsAgainstProvider: true, cause: 'malformed', status },
+      reason: `HTTP ${status} with a body that is not a JSON object`,
+    };
+  const reading = read(answer);
+  if ('rejected' in reading)
+    return { failure: { countsAgainstProvider: true, cause: 'rejected', status }, reason: `HTTP ${status} ${reading.rejected} (rejected)` };
+  if ('malformed' in reading)
+    return { failure: { countsAgainstProvider: true, cause: 'malformed', status }, reason: `HTTP ${status} with ${reading.malformed}` };
+  return reading;
+}
