@@ -135,6 +135,7 @@ describe('vendor provider configuration (SPEC §9)', () => {
   const TOKEN = 'f'.repeat(32);
   const twilio = {
     PROVIDERS: 'primary=twilio,failover=sim:http://127.0.0.1:4010',
+    SIM_WEBHOOK_SECRET: 'vendor-spec-sim-secret',
     PUBLIC_URL: 'https://broker.example.com/',
     PROVIDER_PRIMARY_ACCOUNT_SID: SID,
     PROVIDER_PRIMARY_AUTH_TOKEN: TOKEN,
@@ -176,7 +177,7 @@ describe('vendor provider configuration (SPEC §9)', () => {
     expect(oneLine({ ...twilio, PUBLIC_URL: undefined })).toMatch(
       /^invalid configuration: PUBLIC_URL is required when a real vendor is configured \(provider "primary" uses twilio\)$/,
     );
-    expect(loadConfig({ PROVIDERS: 'a=sim:http://127.0.0.1:1' }).publicUrl).toBeUndefined();
+    expect(loadConfig({ PROVIDERS: 'a=sim:http://127.0.0.1:1', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).publicUrl).toBeUndefined();
   });
 
   it.each([
