@@ -1,5 +1,5 @@
 /**
- * Rate limits per API key (SPEC §11): creates (every request that is not a read) and reads are
+ * Rate limits per API key: creates (every request that is not a read) and reads are
  * two token buckets per key, refilled continuously; an empty bucket is a 429 with Retry-After.
  * Kept in this replica's memory, so N replicas allow N times the rate. (@nestjs/throttler counts
  * fixed windows, which lets a client send twice the limit across a window edge; a bucket does not.)

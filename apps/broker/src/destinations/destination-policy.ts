@@ -19,7 +19,7 @@ interface AccountDestinations {
 }
 
 /**
- * The toll-fraud guard (SPEC §11): a participant must be a valid number for its country, able to
+ * The toll-fraud guard: a participant must be a valid number for its country, able to
  * receive SMS in an SMS session, not special-rate unless the account is allowed those, in one of
  * the account's allowed countries (default: the countries of the pool's numbers), and not one of
  * the broker's own proxy numbers (two sessions could feed each other); and fair use of the shared
@@ -46,7 +46,7 @@ export class DestinationPolicy {
     const rows: AccountDestinations[] = await this.dataSource.query(
       `SELECT a.allowed_countries, a.allow_special_rate,
               CASE WHEN a.allowed_countries IS NULL
-                   THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.enabled) END AS pool_numbers,
+                   THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn) END AS pool_numbers,
               (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants,
               (SELECT json_object_agg(h.number, h.n) FROM (
                  SELECT sp.number, count(*) AS n FROM session_participants sp JOIN sessions s ON s.id = sp.session_id

@@ -1,6 +1,6 @@
 /**
  * What a number is, as libphonenumber-js (Google's metadata) says: valid for its country or not,
- * and of which type. The toll-fraud guard (SPEC §11) decides on these facts, never on a regex.
+ * and of which type. The toll-fraud guard decides on these facts, never on a regex.
  */
 import { parsePhoneNumberFromString, type NumberType } from 'libphonenumber-js/max';
 import type { Channel } from '../numbers/proxy-number.entity';
