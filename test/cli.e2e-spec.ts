@@ -85,6 +85,29 @@ describe('operator CLI against the running broker', () => {
     expect(await sessionStatus(key!)).toBe(200);
   });
 
+  it('widens the countries an account may reach, and allows special-rate numbers, per account', async () => {
+    const created = await json<{ account: { id: string }; apiKey: { key: string } }>('accounts', 'create', 'globex');
+    const create = async (number: string) =>
+      (
+        await fetch(`${broker.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${created.apiKey.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ channel: 'voice', participants: [{ number: '+2348030000301' }, { number }] }),
+        })
+      ).status;
+    expect(await create('+447400123456')).toBe(422);
+
+    const widened = await cli('accounts', 'destinations', created.account.id, 'ng,gb');
+    expect(widened).toMatchObject({ code: 0, err: '' });
+    expect(widened.out).toMatch(/allowed countries {2}GB, NG/);
+    expect(await create('+447400123456')).toBe(201);
+    expect(await create('+449090000000')).toBe(422);
+
+    expect((await cli('accounts', 'destinations', created.account.id, '--special-rate', 'allow')).out).toMatch(/special-rate {7}allowed/);
+    expect(await create('+449090000000')).toBe(201);
+    expect((await cli('accounts', 'destinations', created.account.id, '--special-rate', 'maybe')).code).not.toBe(0);
+  });
+
   it('reveals once the webhook secret of an account nobody saw it for (one made from BROKER_API_KEY)', async () => {
     const { accounts } = await json<{ accounts: Array<{ id: string; apiKeys: Array<{ label: string | null }> }> }>('accounts', 'list');
     const fromEnvironment = accounts.find((a) => a.apiKeys.some((k) => k.label === 'BROKER_API_KEY'))!;

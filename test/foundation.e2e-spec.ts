@@ -1,12 +1,13 @@
 import { Client } from 'pg';
 import request from 'supertest';
+import { API_KEY, AUTH_ENV } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
 describe('the broker over HTTP: health, errors, docs', () => {
   let broker: BrokerHarness;
 
   beforeAll(async () => {
-    broker = await startBroker({ REQUEST_BODY_LIMIT_BYTES: '2048' });
+    broker = await startBroker({ REQUEST_BODY_LIMIT_BYTES: '2048', ...AUTH_ENV });
   });
   afterAll(() => broker.close());
 
@@ -21,7 +22,12 @@ describe('the broker over HTTP: health, errors, docs', () => {
   });
 
   it('answers malformed JSON with a 400 problem', async () => {
-    const res = await request(broker.url).post('/health').set('content-type', 'application/json').send('{"channel": ');
+    // Bodies are read after authentication, so the route is a real one and the key a good one.
+    const res = await request(broker.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${API_KEY}`)
+      .set('content-type', 'application/json')
+      .send('{"channel": ');
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.body).toMatchObject({ type: '/problems/entity-parse-failed', title: 'Malformed JSON', status: 400 });
@@ -29,7 +35,8 @@ describe('the broker over HTTP: health, errors, docs', () => {
 
   it('refuses a body over the size limit with a 413 problem', async () => {
     const res = await request(broker.url)
-      .post('/health')
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${API_KEY}`)
       .set('content-type', 'application/json')
       .send(JSON.stringify({ pad: 'x'.repeat(4096) }));
     expect(res.status).toBe(413);

@@ -11,6 +11,7 @@ import { EventOutbox } from '../apps/broker/src/notifications';
 import { systemClock } from '../apps/broker/src/notifications/clock';
 import { WebhookReceiver, type Answer } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
+import { TEST_WEBHOOK_SECRET } from './support/broker-harness';
 
 const MAIN = 'dist/apps/broker/src/main.js';
 
@@ -46,6 +47,7 @@ describe('webhook delivery across a crash', () => {
       DATABASE_URL: db.url,
       PORT: String(port),
       PROVIDERS: `primary=sim:http://127.0.0.1:${await freePort()}`,
+      SIM_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_POLL_INTERVAL_MS: '100',

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -114,6 +114,11 @@ describe('npm start', () => {
       body: JSON.stringify({ callbackUrl: 'http://127.0.0.1:4000/hooks' }),
     });
     expect(local.status).toBe(200);
+
+    // No published webhook secret: this data folder has its own, readable by its owner only.
+    const secret = await stat(join(dataDir, 'sim-webhook-secret'));
+    expect(secret.mode & 0o077).toBe(0);
+    expect((await readFile(join(dataDir, 'sim-webhook-secret'), 'utf8')).trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     const pidFile = join(
       dataDir,

@@ -158,7 +158,13 @@ async function postgres(db: BenchDatabase, sim: SimulatorProcess): Promise<Recor
         await fetch(`${brokers[0].url}/v1/sessions`, {
           method: 'POST',
           headers: { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ channel: 'sms', participants: [{ number: `+44791${i}${j}000001` }, { number: `+44791${i}${j}000002` }] }),
+          body: JSON.stringify({
+            channel: 'sms',
+            participants: [
+              { number: `+2348031${String(i % 100).padStart(2, '0')}${j}001` },
+              { number: `+2348031${String(i % 100).padStart(2, '0')}${j}002` },
+            ],
+          }),
         });
       }
       let otherSawOpen = true;

@@ -144,6 +144,7 @@ export function overlappingPairs(size: number, seed = 1): () => [string, string]
     const a = next();
     let b = next();
     if (b === a) b = (a + 1) % size;
-    return [`+4479${String(a).padStart(8, '0')}`, `+4479${String(b).padStart(8, '0')}`];
+    // Nigerian mobiles: the countries of the seeded pool are the ones an account may reach by default.
+    return [`+234803${String(a).padStart(7, '0')}`, `+234803${String(b).padStart(7, '0')}`];
   };
 }

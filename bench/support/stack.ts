@@ -180,6 +180,13 @@ export async function startBrokerProcess(
     BROKER_API_KEY: BENCH_API_KEY,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     LOG_LEVEL: 'warn',
+    // Benchmarks and drills measure the broker's own ceiling and the pool rule, not the per-key
+    // rate limits or the fair-use limit per participant (docs/security.md).
+    SESSION_PARTICIPANT_LIMIT: '1000',
+    RATE_LIMIT_CREATES_PER_SECOND: '100000',
+    RATE_LIMIT_CREATES_BURST: '1000000',
+    RATE_LIMIT_READS_PER_SECOND: '100000',
+    RATE_LIMIT_READS_BURST: '1000000',
     ...env,
   };
   const handle = spawnNode(BROKER_MAIN, fullEnv, options.nodeArgs);

@@ -143,6 +143,8 @@ class Broker {
       DATABASE_URL: databaseUrl,
       PORT: '0',
       PROVIDERS: 'primary=sim:http://127.0.0.1:9',
+      // Required with a sim provider; no simulator runs in this bench.
+      SIM_WEBHOOK_SECRET: 'bench-webhook-secret-not-used',
       LOG_LEVEL: 'silent',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });

@@ -11,6 +11,14 @@ import type { SimulatorConfig } from '../../apps/cpaas-sim/src/config/sim-config
 
 export const TEST_WEBHOOK_SECRET = 'test-sim-webhook-secret';
 
+/** Per-key rate limits far above what any test sends. */
+export const UNTHROTTLED = {
+  RATE_LIMIT_CREATES_PER_SECOND: '100000',
+  RATE_LIMIT_CREATES_BURST: '1000000',
+  RATE_LIMIT_READS_PER_SECOND: '100000',
+  RATE_LIMIT_READS_BURST: '1000000',
+};
+
 export interface SimulatorHarness {
   url: string;
   app: NestExpressApplication;
@@ -47,6 +55,8 @@ export async function startBroker(
     PROVIDERS: `primary=sim:${sim.url},failover=sim:${sim.url}`,
     SIM_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     DATABASE_URL: db.url,
+    // Tests of other features send bursts from one key; test/hostile.e2e-spec.ts sets its own rates.
+    ...UNTHROTTLED,
     // The pool opens all its connections at start: a few keep each test's start cheap on the shared server.
     DATABASE_POOL_SIZE: '5',
     ...env,

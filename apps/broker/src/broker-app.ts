@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -13,17 +14,15 @@ import { BootQuietLogger } from './logging/boot-quiet-logger';
 export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bufferLogs: true,
+    // Bodies are read after authentication, by RequestBodyInterceptor.
     bodyParser: false,
-    // Provider webhooks are verified over the exact bytes received.
-    rawBody: true,
     abortOnError: false,
     // On close, idle keep-alive and streaming connections are cut rather than waited for.
     forceCloseConnections: true,
   });
   app.useLogger(new BootQuietLogger(app.get(Logger)));
   app.disable('x-powered-by');
-  app.useBodyParser('json', { limit: config.requestBodyLimitBytes, type: ['application/json', 'application/*+json'] });
-  app.useBodyParser('urlencoded', { limit: config.requestBodyLimitBytes, extended: false });
+  limitSlowClients(app.getHttpServer() as Server, config);
 
   const openApi = new DocumentBuilder()
     .setTitle('Session Broker')
@@ -34,4 +33,15 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     .build();
   SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi), { jsonDocumentUrl: 'docs/openapi.json' });
   return app;
+}
+
+/**
+ * A client that sends its headers or body slowly holds a socket (and what was read so far) only
+ * this long; Node's own defaults are 60 s and 300 s, checked every 30 s.
+ */
+function limitSlowClients(server: Server, config: BrokerConfig): void {
+  server.headersTimeout = config.http.headersTimeoutMs;
+  server.requestTimeout = config.http.requestTimeoutMs;
+  // Read when the server starts listening; a timeout is enforced within this interval of expiring.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(1_000, config.http.headersTimeoutMs);
 }

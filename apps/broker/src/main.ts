@@ -8,7 +8,9 @@
 import 'reflect-metadata';
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { LocalPostgres } from '@app/database';
 import { Logger } from 'nestjs-pino';
@@ -43,23 +45,24 @@ async function main(): Promise<void> {
   if (devAdmin) config = { ...config, adminToken: devAdmin.token };
 
   if (config.simulated) {
+    if (!config.simWebhookSecret) config = { ...config, simWebhookSecret: await simulatorWebhookSecret(config) };
     running.simulator = await createSimulatorApp({
       port: config.simPort,
-      brokerUrl: `http://127.0.0.1:${config.port}`,
-      webhookSecret: config.simWebhookSecret,
+      brokerUrl: `http://${urlHost(loopbackFor(config.host))}:${config.port}`,
+      webhookSecret: config.simWebhookSecret!,
     });
-    await listen(running.simulator, config.simPort, 'SIM_PORT');
+    await listen(running.simulator, config.host, config.simPort, 'SIM_PORT');
   }
 
   running.broker = await createBrokerApp(config, databaseUrl);
-  await listen(running.broker, config.port, 'PORT');
+  await listen(running.broker, config.host, config.port, 'PORT');
 
   const logger = running.broker.get(Logger);
   for (const line of startupLog) logger.log(line);
-  logger.log(`broker listening on http://127.0.0.1:${config.port} (API docs at /docs)`);
+  logger.log(`broker listening on ${listeningUrl(running.broker)} (API docs at /docs; HOST sets the address)`);
   if (running.simulator)
     logger.log(
-      `CPaaS simulator listening on http://127.0.0.1:${config.simPort} (providers: ${config.providers.map((p) => p.name).join(', ')})`,
+      `CPaaS simulator listening on ${listeningUrl(running.simulator)} (providers: ${config.providers.map((p) => p.name).join(', ')})`,
     );
   logger.log(describeDatabase(config, running.postgres));
   if (devKey) logger.log(`development API key: ${devKey.key} (kept in ${devKey.file}; set BROKER_API_KEY to choose your own)`);
@@ -74,21 +77,51 @@ async function main(): Promise<void> {
 async function developmentApiKey(config: BrokerConfig): Promise<{ key: string; file: string } | undefined> {
   if (!config.simulated || config.databaseUrl || config.apiKeys.length > 0) return undefined;
   const file = join(resolve(config.dataDir), 'dev-api-key');
-  const saved = (await readFile(file, 'utf8').catch(() => '')).trim();
-  if (saved) return { key: saved, file };
-  const key = `sk_dev_${randomBytes(18).toString('base64url')}`;
-  // The embedded server made the data folder already.
-  await writeFile(file, `${key}\n`, { mode: 0o600 }).catch(() => undefined);
-  return { key, file };
+  return { key: await keptSecret(file, () => `sk_dev_${randomBytes(18).toString('base64url')}`), file };
 }
 
-async function listen(app: INestApplication, port: number, variable: string): Promise<void> {
+/**
+ * The in-process simulator and the broker share a webhook secret made once per data folder, so
+ * no published value can sign an inbound webhook (SIM_WEBHOOK_SECRET chooses one instead).
+ */
+async function simulatorWebhookSecret(config: BrokerConfig): Promise<string> {
+  await mkdir(resolve(config.dataDir), { recursive: true, mode: 0o700 }).catch(() => undefined);
+  return keptSecret(join(resolve(config.dataDir), 'sim-webhook-secret'), () => randomBytes(32).toString('base64url'));
+}
+
+/** A secret read from `file`, or made and written there (owner-only) the first time. */
+async function keptSecret(file: string, make: () => string): Promise<string> {
+  const saved = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (saved) return saved;
+  const secret = make();
+  // Unwritable: this run still works, with a secret that lasts until it stops.
+  await writeFile(file, `${secret}\n`, { mode: 0o600 }).catch(() => undefined);
+  return secret;
+}
+
+/** Where a listener on `host` is reached from this machine: a wildcard address over loopback. */
+function loopbackFor(host: string): string {
+  return host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** The address the server really listens on, as a URL. */
+function listeningUrl(app: INestApplication): string {
+  const address = (app.getHttpServer() as Server).address() as AddressInfo;
+  return `http://${urlHost(address.address)}:${address.port}`;
+}
+
+async function listen(app: INestApplication, host: string, port: number, variable: string): Promise<void> {
   try {
-    await app.listen(port, '0.0.0.0');
+    await app.listen(port, host);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new Error(`port ${port} is already in use (set ${variable} to another port)`);
     if (code === 'EACCES') throw new Error(`not allowed to listen on port ${port} (set ${variable} to another port)`);
+    if (code === 'EADDRNOTAVAIL') throw new Error(`address ${host} is not one of this machine's (set HOST to another address)`);
     throw error;
   }
 }

@@ -19,6 +19,8 @@ export interface AccountView {
   name: string;
   createdAt: string;
   apiKeys: ApiKeyView[];
+  allowedCountries: string[] | null;
+  allowSpecialRate: boolean;
 }
 
 export interface CreatedApiKey extends ApiKeyView {
@@ -78,6 +80,10 @@ export class AdminApi {
     return this.call('POST', `/v1/admin/accounts/${encodeURIComponent(accountId)}/api-keys`, { label });
   }
 
+  setDestinations(accountId: string, body: { allowedCountries?: string[] | null; allowSpecialRate?: boolean }): Promise<AccountView> {
+    return this.call('PUT', `/v1/admin/accounts/${encodeURIComponent(accountId)}/destinations`, body);
+  }
+
   revokeKey(keyId: string): Promise<ApiKeyView> {
     return this.call('DELETE', `/v1/admin/api-keys/${encodeURIComponent(keyId)}`);
   }
@@ -111,7 +117,7 @@ export class AdminApi {
     return this.call('DELETE', `/v1/admin/numbers/${encodeURIComponent(id)}`);
   }
 
-  private async call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${this.adminToken}` };
     if (body) headers['content-type'] = 'application/json';
     let response: Response;

@@ -27,6 +27,7 @@ const OPTIONS = {
   capabilities: { type: 'string' },
   provider: { type: 'string' },
   label: { type: 'string' },
+  'special-rate': { type: 'string' },
 } as const;
 
 const OPTION_HELP: Record<CommandOption, string> = {
@@ -34,6 +35,7 @@ const OPTION_HELP: Record<CommandOption, string> = {
   capabilities: '--capabilities sms,voice',
   provider: '--provider <name>',
   label: '--label <text>',
+  'special-rate': '--special-rate allow|refuse',
 };
 
 function usageLine(command: Command): string {
@@ -92,7 +94,7 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
       throw new UsageError(`expected ${describeArgs(command)}: ${usageLine(command)}`);
     }
     const options: Partial<Record<CommandOption, string>> = {};
-    for (const name of ['reason', 'capabilities', 'provider', 'label'] as const) {
+    for (const name of ['reason', 'capabilities', 'provider', 'label', 'special-rate'] as const) {
       if (values[name] === undefined) continue;
       if (!command.options.includes(name)) throw new UsageError(`--${name} does not apply to "${command.words.join(' ')}"`);
       options[name] = values[name];

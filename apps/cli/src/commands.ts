@@ -4,7 +4,7 @@ import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
 import { UsageError } from './usage-error';
 
-export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label';
+export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | 'special-rate';
 
 export interface CommandContext {
   api: AdminApi;
@@ -94,6 +94,33 @@ export const COMMANDS: Command[] = [
           `created         ${revealed.createdAt}`,
           ...(revealed.previousSecretExpiresAt ? [`previous signs until ${revealed.previousSecretExpiresAt}`] : []),
           'Store it now: it is not shown again.',
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    words: ['accounts', 'destinations'],
+    args: ['account-id', 'countries'],
+    required: 1,
+    options: ['special-rate'],
+    summary: 'set the countries an account may reach (NG,GH; "pool" for the pool numbers\' countries) and special-rate numbers',
+    async run(context) {
+      const [accountId, countries] = context.args;
+      const special = context.options['special-rate'];
+      if (special !== undefined && special !== 'allow' && special !== 'refuse')
+        throw new UsageError(`--special-rate takes allow or refuse (got "${special}")`);
+      if (countries === undefined && special === undefined) throw new UsageError('give the countries, --special-rate, or both');
+      const list = countries === undefined || countries === 'pool' ? undefined : countries.split(',').map((c) => c.trim().toUpperCase());
+      if (list?.some((c) => !/^[A-Z]{2}$/.test(c))) throw new UsageError(`countries are ISO 3166 codes such as NG,GH (got "${countries}")`);
+      const account = await context.api.setDestinations(accountId, {
+        ...(countries === undefined ? {} : { allowedCountries: list ?? null }),
+        ...(special === undefined ? {} : { allowSpecialRate: special === 'allow' }),
+      });
+      output(context, account, () =>
+        [
+          `account            ${account.id}  ${account.name}`,
+          `allowed countries  ${account.allowedCountries?.join(', ') ?? 'the countries of the pool numbers'}`,
+          `special-rate       ${account.allowSpecialRate ? 'allowed' : 'refused'}`,
         ].join('\n'),
       );
     },

@@ -13,6 +13,17 @@ export class Account {
   @Column({ name: 'default_callback_url', type: 'text', nullable: true })
   defaultCallbackUrl: string | null;
 
+  /**
+   * ISO 3166 countries this account may connect participants in; null: the countries of the
+   * pool's numbers (docs/security.md). Widened by the admin API and `broker accounts destinations`.
+   */
+  @Column({ name: 'allowed_countries', type: 'text', array: true, nullable: true })
+  allowedCountries: string[] | null;
+
+  /** Premium-rate and other special-rate numbers are refused unless an operator allows them here. */
+  @Column({ name: 'allow_special_rate', type: 'boolean', default: false })
+  allowSpecialRate: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -8,6 +8,7 @@ import { AccountsService } from './accounts.service';
 import { ApiKey } from './api-key.entity';
 import { AdminTokenGuard } from './auth.guards';
 import {
+  AccountDestinationsDto,
   AccountDto,
   AccountListDto,
   ApiKeyDto,
@@ -66,6 +67,24 @@ export class AccountsAdminController {
     return { ...toKeyDto(apiKey), key };
   }
 
+  @Put('accounts/:id/destinations')
+  @ApiOperation({ summary: 'Set the countries an account may connect participants in, and whether special-rate numbers are allowed.' })
+  @ApiOkResponse({ type: AccountDto })
+  async setDestinations(
+    @Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string,
+    @Body() body: AccountDestinationsDto,
+  ): Promise<AccountDto> {
+    const accounts = this.dataSource.getRepository(Account);
+    const account = await accounts.findOne({ where: { id } });
+    if (!account) throw notFound('account')();
+    if (body.allowedCountries !== undefined)
+      account.allowedCountries = body.allowedCountries ? [...new Set(body.allowedCountries)].sort() : null;
+    if (body.allowSpecialRate !== undefined) account.allowSpecialRate = body.allowSpecialRate;
+    await accounts.save(account);
+    const keys = await this.dataSource.getRepository(ApiKey).find({ where: { accountId: id }, order: { createdAt: 'ASC' } });
+    return toAccountDto(account, keys);
+  }
+
   @Delete('api-keys/:id')
   @ApiOperation({ summary: 'Revoke an API key; requests with it are refused within seconds.' })
   @ApiOkResponse({ type: ApiKeyDto })
@@ -89,5 +108,12 @@ function toKeyDto(key: ApiKey): ApiKeyDto {
 }
 
 function toAccountDto(account: Account, keys: ApiKey[]): AccountDto {
-  return { id: account.id, name: account.name, createdAt: account.createdAt.toISOString(), apiKeys: keys.map(toKeyDto) };
+  return {
+    id: account.id,
+    name: account.name,
+    createdAt: account.createdAt.toISOString(),
+    apiKeys: keys.map(toKeyDto),
+    allowedCountries: account.allowedCountries,
+    allowSpecialRate: account.allowSpecialRate,
+  };
 }

@@ -1,9 +1,11 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { markAuthenticated } from '../common/http';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
+import { RateLimits } from './rate-limits';
 
 type AuthenticatedRequest = Request & { principal?: Principal };
 
@@ -20,7 +22,10 @@ function unauthorized(detail: string): ProblemException {
 /** `Authorization: Bearer <api key>`: the request acts for the key's account. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly accounts: AccountsService) {}
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly rateLimits: RateLimits,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -29,6 +34,18 @@ export class ApiKeyGuard implements CanActivate {
     const principal = await this.accounts.authenticate(key);
     if (!principal) throw unauthorized('The API key is unknown or revoked.');
     request.principal = principal;
+    const waitMs = this.rateLimits.take(principal.apiKeyId, request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates');
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
+      throw new ProblemException(
+        429,
+        'Rate limit reached',
+        `This API key sent more ${request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates'} than its rate allows; retry in ${seconds} s.`,
+        'rate-limited',
+      );
+    }
+    markAuthenticated(request);
     return true;
   }
 }
@@ -44,10 +61,12 @@ export class AdminTokenGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (!this.token) throw new ProblemException(403, 'Admin API disabled', 'Set ADMIN_TOKEN to use the admin API.', 'admin-disabled');
-    const given = bearer(context.switchToHttp().getRequest<Request>());
+    const request = context.switchToHttp().getRequest<Request>();
+    const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
     const candidate = Buffer.from(given);
     if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) throw unauthorized('The admin token is wrong.');
+    markAuthenticated(request);
     return true;
   }
 }

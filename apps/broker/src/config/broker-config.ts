@@ -21,6 +21,8 @@ export interface BreakerSettings {
 /** The broker's configuration: validated once, typed, read everywhere else. */
 export interface BrokerConfig {
   port: number;
+  /** Listening address (HOST): loopback by default in the all-local mode. */
+  host: string;
   simPort: number;
   dataDir: string;
   /** Unset: the broker runs an embedded PostgreSQL under `dataDir`. */
@@ -32,7 +34,8 @@ export interface BrokerConfig {
   providers: ProviderConfig[];
   /** True when PROVIDERS is unset: the providers are the simulator, started alongside the broker. */
   simulated: boolean;
-  simWebhookSecret: string;
+  /** Set whenever PROVIDERS names a sim provider; in the all-local mode `main.ts` makes one per data folder. */
+  simWebhookSecret?: string;
   /**
    * `PUBLIC_URL`, no trailing slash: the broker as the vendors see it. Webhook signatures are
    * checked over it, and vendor adapters build their callback URLs from it. Required when a real
@@ -51,11 +54,15 @@ export interface BrokerConfig {
     /** `reject`, or a text to reply with. */
     outOfSessionReply: string;
     simSeedNumbers: number;
+    /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
+    participantLimit: number;
   };
   notifications: {
     opsWebhookUrl?: string;
     opsWebhookSecret?: string;
     allowPrivateTargets: boolean;
+    /** WEBHOOK_MIN_PORT: callback URLs may name 80, 443 or this port and above. */
+    minPort: number;
     retryBaseMs: number;
     retryMaxMs: number;
     giveUpAfterMs: number;
@@ -74,6 +81,15 @@ export interface BrokerConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
+  /** Token buckets per API key (docs/security.md), per replica. */
+  rateLimits: Record<'creates' | 'reads', { perSecond: number; burst: number }>;
+  /** Limits that hold before a request is authenticated (docs/security.md). */
+  http: {
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    maxStreams: number;
+    maxStreamsPerClient: number;
+  };
 }
 
 export const BROKER_CONFIG = Symbol('BROKER_CONFIG');

@@ -4,7 +4,7 @@
  */
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import { IsIn, IsInt, IsIP, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
 import { TELEPHONY_DEFAULTS } from '@app/circuit-breaker';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
@@ -45,6 +45,11 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export class EnvironmentVariables {
   @IntVar(0, 65535)
   PORT = 3000;
+
+  /** Listening address of the broker (and the in-process simulator); unset: 127.0.0.1 in the all-local mode, else 0.0.0.0. */
+  @IsOptional()
+  @IsIP(undefined, { message: 'HOST must be an IPv4 or IPv6 address, such as 127.0.0.1 or 0.0.0.0' })
+  HOST?: string;
 
   @IntVar(0, 65535)
   SIM_PORT = 4010;
@@ -139,6 +144,40 @@ export class EnvironmentVariables {
   @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
+  /** A client must send its request headers within this time (Node's default is 60 s). */
+  @IntVar(100, 300_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
+  /** A client must send its whole request, body included, within this time (Node's default is 300 s). */
+  @IntVar(100, 300_000)
+  HTTP_REQUEST_TIMEOUT_MS = 30_000;
+
+  /** Concurrent Server-Sent Event streams (`/v1/health/cpaas/stream`) this replica serves; 503 beyond. */
+  @IntVar(1, 100_000)
+  SSE_MAX_STREAMS = 1_000;
+
+  /** Concurrent Server-Sent Event streams per client address; 429 beyond. */
+  @IntVar(1, 100_000)
+  SSE_MAX_STREAMS_PER_CLIENT = 10;
+
+  /** Token bucket per API key for creates (every request that is not a GET): refill per second and burst. Per replica. */
+  @NumberVar(0.01, 100_000)
+  RATE_LIMIT_CREATES_PER_SECOND = 10;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_CREATES_BURST = 50;
+
+  /** Token bucket per API key for reads (GET): refill per second and burst. Per replica. */
+  @NumberVar(0.01, 100_000)
+  RATE_LIMIT_READS_PER_SECOND = 50;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_READS_BURST = 200;
+
+  /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
+  @IntVar(1, 1000)
+  SESSION_PARTICIPANT_LIMIT = 3;
+
   /** How often the sweeper marks ended sessions expired and releases their bindings. */
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;
@@ -170,6 +209,10 @@ export class EnvironmentVariables {
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
   WEBHOOK_ALLOW_PRIVATE_TARGETS?: 'true' | 'false';
+
+  /** Lowest port a callback URL may name besides 80 and 443 (below it: well-known services a probe could map). */
+  @IntVar(1, 65535)
+  WEBHOOK_MIN_PORT = 1024;
 
   /** Signs `provider.state_changed` webhooks to OPS_WEBHOOK_URL (Standard Webhooks `whsec_…` or any string of 16+ characters). */
   @IsOptional()
@@ -228,8 +271,13 @@ export class EnvironmentVariables {
   @IntVar(0, 2_592_000_000)
   WEBHOOK_SECRET_OVERLAP_MS = 86_400_000;
 
-  /** Secret the simulator signs its inbound webhooks with (and the broker checks). */
+  /**
+   * Secret the simulator signs its inbound webhooks with (and the broker checks). No default:
+   * required when PROVIDERS names a `sim` provider; the all-local `npm start` makes one per data folder.
+   */
+  @IsOptional()
   @IsString()
-  @MinLength(8)
-  SIM_WEBHOOK_SECRET = 'sim-dev-webhook-secret';
+  @MinLength(16, { message: 'SIM_WEBHOOK_SECRET must be at least 16 characters' })
+  @MaxLength(512)
+  SIM_WEBHOOK_SECRET?: string;
 }

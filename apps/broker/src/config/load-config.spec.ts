@@ -41,7 +41,7 @@ describe('loadConfig', () => {
     const allow = (env: Record<string, string>) => loadConfig(env).notifications.allowPrivateTargets;
     expect(allow({})).toBe(true);
     expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker' })).toBe(false);
-    expect(allow({ PROVIDERS: 'primary=sim:http://sim:4010' })).toBe(false);
+    expect(allow({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) })).toBe(false);
     expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' })).toBe(false);
     expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })).toBe(true);
     expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '' })).toBe(true);
@@ -84,6 +84,25 @@ describe('loadConfig', () => {
     }
   });
 
+  it('has no built-in webhook secret: a configured sim provider without one refuses to start, naming the variable', () => {
+    const load = () => loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010' });
+    expect(load).toThrow(/^invalid configuration: SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider$/);
+    expect(loadConfig({}).simWebhookSecret).toBeUndefined();
+    expect(loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).simWebhookSecret).toBe(
+      'x'.repeat(16),
+    );
+    expect(() => loadConfig({ SIM_WEBHOOK_SECRET: 'x'.repeat(15) })).toThrow(
+      /^invalid configuration: SIM_WEBHOOK_SECRET must be at least 16 characters$/,
+    );
+  });
+
+  it('listens on loopback in the all-local mode and on every interface with PROVIDERS, unless HOST says otherwise', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ PROVIDERS: 'primary=sim:http://sim:4010', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(() => loadConfig({ HOST: 'everywhere' })).toThrow(/^invalid configuration: HOST must be an IPv4 or IPv6 address/);
+  });
+
   it('never echoes a secret it rejects', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'short-secret' })).toThrow(
       /^invalid configuration: ADMIN_TOKEN must be at least 16 characters$/,
@@ -120,6 +139,7 @@ describe('vendor provider configuration (SPEC §9)', () => {
   const TOKEN = 'f'.repeat(32);
   const twilio = {
     PROVIDERS: 'primary=twilio,failover=sim:http://127.0.0.1:4010',
+    SIM_WEBHOOK_SECRET: 'vendor-spec-sim-secret',
     PUBLIC_URL: 'https://broker.example.com/',
     PROVIDER_PRIMARY_ACCOUNT_SID: SID,
     PROVIDER_PRIMARY_AUTH_TOKEN: TOKEN,
@@ -161,7 +181,7 @@ describe('vendor provider configuration (SPEC §9)', () => {
     expect(oneLine({ ...twilio, PUBLIC_URL: undefined })).toMatch(
       /^invalid configuration: PUBLIC_URL is required when a real vendor is configured \(provider "primary" uses twilio\)$/,
     );
-    expect(loadConfig({ PROVIDERS: 'a=sim:http://127.0.0.1:1' }).publicUrl).toBeUndefined();
+    expect(loadConfig({ PROVIDERS: 'a=sim:http://127.0.0.1:1', SIM_WEBHOOK_SECRET: 'x'.repeat(16) }).publicUrl).toBeUndefined();
   });
 
   it.each([

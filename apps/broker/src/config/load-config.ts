@@ -9,6 +9,8 @@ export class ConfigError extends Error {
 }
 
 const OPTIONAL = [
+  'HOST',
+  'SIM_WEBHOOK_SECRET',
   'DATABASE_URL',
   'PROVIDERS',
   'PUBLIC_URL',
@@ -36,7 +38,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   const problems = validateSync(vars, { forbidUnknownValues: false }).map((error) => describe(error, given));
   let providers: ProviderConfig[] = [];
   try {
-    providers = vars.PROVIDERS ? parseProviders(vars.PROVIDERS) : simulatedProviders(vars.SIM_PORT);
+    providers = vars.PROVIDERS ? parseProviders(vars.PROVIDERS) : simulatedProviders(vars.SIM_PORT, vars.HOST);
   } catch (error) {
     problems.push((error as Error).message);
   }
@@ -48,6 +50,12 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   const vendor = providers.find((p) => VENDOR_ADAPTERS.includes(p.adapter));
   if (vendor && !vars.PUBLIC_URL)
     problems.push(`PUBLIC_URL is required when a real vendor is configured (provider "${vendor.name}" uses ${vendor.adapter})`);
+  // A simulator reachable by others must not accept webhooks signed with a secret anyone can read.
+  if (vars.PROVIDERS && providers.some((p) => p.adapter === 'sim') && !vars.SIM_WEBHOOK_SECRET)
+    problems.push('SIM_WEBHOOK_SECRET must be set when PROVIDERS names a sim provider');
+  if (vars.HTTP_HEADERS_TIMEOUT_MS > vars.HTTP_REQUEST_TIMEOUT_MS)
+    problems.push('HTTP_HEADERS_TIMEOUT_MS must be at most HTTP_REQUEST_TIMEOUT_MS');
+  if (vars.SSE_MAX_STREAMS_PER_CLIENT > vars.SSE_MAX_STREAMS) problems.push('SSE_MAX_STREAMS_PER_CLIENT must be at most SSE_MAX_STREAMS');
   if (vars.WEBHOOK_RETRY_MAX_MS < vars.WEBHOOK_RETRY_BASE_MS) problems.push('WEBHOOK_RETRY_MAX_MS must be at least WEBHOOK_RETRY_BASE_MS');
   if (vars.WEBHOOK_BREAKER_MAX_RESET_MS < vars.WEBHOOK_BREAKER_RESET_MS)
     problems.push('WEBHOOK_BREAKER_MAX_RESET_MS must be at least WEBHOOK_BREAKER_RESET_MS');
@@ -58,6 +66,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
 
   return {
     port: vars.PORT,
+    host: vars.HOST ?? (vars.PROVIDERS ? '0.0.0.0' : '127.0.0.1'),
     simPort: vars.SIM_PORT,
     dataDir: vars.DATA_DIR,
     databaseUrl: vars.DATABASE_URL,
@@ -89,6 +98,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
       relayRetryIntervalMs: vars.RELAY_RETRY_INTERVAL_MS,
       outOfSessionReply: vars.OUT_OF_SESSION_REPLY,
       simSeedNumbers: vars.SIM_SEED_NUMBERS,
+      participantLimit: vars.SESSION_PARTICIPANT_LIMIT,
     },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
@@ -97,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
       allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS
         ? vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true'
         : !vars.DATABASE_URL && !vars.PROVIDERS,
+      minPort: vars.WEBHOOK_MIN_PORT,
       retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
       retryMaxMs: vars.WEBHOOK_RETRY_MAX_MS,
       giveUpAfterMs: vars.WEBHOOK_GIVE_UP_AFTER_MS,
@@ -115,6 +126,16 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
     logLevel: vars.LOG_LEVEL,
     logFormat: vars.LOG_FORMAT ?? (runtime.terminal ? 'pretty' : 'json'),
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
+    rateLimits: {
+      creates: { perSecond: vars.RATE_LIMIT_CREATES_PER_SECOND, burst: vars.RATE_LIMIT_CREATES_BURST },
+      reads: { perSecond: vars.RATE_LIMIT_READS_PER_SECOND, burst: vars.RATE_LIMIT_READS_BURST },
+    },
+    http: {
+      headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS,
+      maxStreams: vars.SSE_MAX_STREAMS,
+      maxStreamsPerClient: vars.SSE_MAX_STREAMS_PER_CLIENT,
+    },
   };
 }
 
@@ -131,8 +152,10 @@ function describe(error: ValidationError, given: Record<string, string | undefin
   return `${messages.join(', ')}${shown}`;
 }
 
-function simulatedProviders(simPort: number): ProviderConfig[] {
-  const baseUrl = `http://127.0.0.1:${simPort}`;
+/** The in-process simulator listens on HOST too; a wildcard address is reached over loopback. */
+function simulatedProviders(simPort: number, host = '127.0.0.1'): ProviderConfig[] {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const baseUrl = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${simPort}`;
   return [
     { name: 'primary', adapter: 'sim', baseUrl, credentials: {} },
     { name: 'failover', adapter: 'sim', baseUrl, credentials: {} },

@@ -54,8 +54,11 @@ const ROWS: Row[] = [
   },
   { variable: 'WEBHOOK_SECRET_OVERLAP_MS', accepts: ['0', '2592000000'], refuses: ['-1', '2592000001'] },
   { variable: 'PROVIDER_CALL_TIMEOUT_MS', accepts: ['1', '600000'], refuses: ['0', '600001'] },
+  { variable: 'WEBHOOK_MIN_PORT', accepts: ['1', '1024', '65535'], refuses: ['0', '65536', '1.5', 'x'] },
   {
     variable: 'PROVIDERS',
+    // A sim provider needs its webhook secret (no built-in one).
+    with: { SIM_WEBHOOK_SECRET: 'settings-table-secret' },
     accepts: ['a=sim:http://x', 'main=sim:http://sim:4010/,backup=sim:https://b.example'],
     refuses: ['primary', 'A=sim:http://x', 'a=sim:ftp://x', 'a=nope:http://x', 'a=sim:http://x,a=sim:http://y'],
   },

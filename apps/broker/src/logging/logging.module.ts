@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
 import type { BrokerConfig } from '../config';
+import { redactUrl, serializeError } from './redact';
 import { prettyStream } from './pretty-stream';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -22,6 +23,11 @@ export class LoggingModule {
       // Health polls would drown the log.
       autoLogging: { ignore: (req: IncomingMessage) => /^\/health|^\/metrics|^\/v1\/health\/cpaas$/.test(req.url ?? '') },
       redact: ['req.headers.authorization', 'req.headers["x-admin-token"]', 'req.headers.cookie'],
+      // A key sent in the query string, and the parameters of a failed SQL statement, stay out of the log.
+      serializers: {
+        req: (req: { url?: string }) => ({ ...req, url: redactUrl(req.url) }),
+        err: serializeError,
+      },
       customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
         err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     };

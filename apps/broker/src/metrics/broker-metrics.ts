@@ -58,6 +58,27 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /** Every abuse limit's configured value (docs/security.md), so a dashboard shows what holds. */
+  readonly limits = new Gauge({
+    name: 'broker_limit',
+    help: 'Configured abuse limits by name (durations in milliseconds)',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamsOpen = new Gauge({
+    name: 'broker_sse_streams_open',
+    help: 'Server-Sent Event streams open on this replica',
+    registers: [this.registry],
+  });
+
+  readonly limitRefusals = new Counter({
+    name: 'broker_limit_refusals_total',
+    help: 'Requests refused by an abuse limit, by limit',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   readonly sessionsFailed = new Counter({
     name: 'broker_sessions_failed_total',
     help: 'Creates that made no session after trying providers, by the problem type answered (providers-failed, pool-exhausted, ...)',

@@ -7,6 +7,7 @@ describe('webhook settings', () => {
       opsWebhookUrl: undefined,
       opsWebhookSecret: undefined,
       allowPrivateTargets: false,
+      minPort: 1024,
       retryBaseMs: 5_000,
       retryMaxMs: 300_000,
       giveUpAfterMs: 72 * 3600_000,

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { checkPhoneNumber } from '../destinations/phone-number-check';
 import type { ProxyNumberDto } from './dto/proxy-number.dto';
 import type { Channel } from './proxy-number.entity';
 
@@ -54,6 +55,13 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
         errors: [{ field: 'provider', message: `must be one of ${this.config.providers.map((p) => p.name).join(', ')}` }],
       });
     }
+    // A pool number is a real number of its country; one that carries SMS must be able to receive it.
+    const verdict = checkPhoneNumber(number, capabilities.includes('sms') ? 'sms' : 'voice');
+    if (!verdict.ok)
+      throw new ProblemException(422, 'Invalid pool number', `number: ${verdict.message}`, 'invalid-pool-number', {
+        errors: [{ field: 'number', message: verdict.message }],
+        ...(verdict.country ? { country: verdict.country } : {}),
+      });
     const rows: Array<{ id: string }> = await this.dataSource.query(
       `INSERT INTO proxy_numbers (provider, number, capabilities, enabled) VALUES ($1, $2, $3, true)
        ON CONFLICT (provider, number) DO UPDATE SET enabled = true, capabilities = EXCLUDED.capabilities

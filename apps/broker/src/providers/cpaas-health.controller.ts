@@ -1,7 +1,9 @@
-import { Controller, Get, Query, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
+import { Controller, Get, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
+import type { Request } from 'express';
+import { StreamSlots } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { ProblemException } from '../common/problem';
-import { Observable, Subject, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
+import { Observable, Subject, finalize, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerHistoryDto, BreakerHistoryQueryDto, BreakerTransitionDto, CpaasHealthDto, ProviderHealthDto } from './dto/cpaas-health.dto';
 import { PoolUsage } from './pool-usage';
@@ -20,6 +22,7 @@ export class CpaasHealthController implements OnModuleDestroy {
     private readonly registry: ProviderRegistry,
     private readonly store: BreakerStateStore,
     private readonly pool: PoolUsage,
+    private readonly slots: StreamSlots,
   ) {}
 
   @Get()
@@ -37,7 +40,9 @@ export class CpaasHealthController implements OnModuleDestroy {
   @Sse('stream')
   @ApiOperation({ summary: 'Live breaker state changes (Server-Sent Events).' })
   @ApiProduces('text/event-stream')
-  stream(): Observable<MessageEvent> {
+  stream(@Req() request: Request): Observable<MessageEvent> {
+    // Capped per address and in total (429 / 503 beyond); the slot is given back when the client goes.
+    const release = this.slots.acquire(request.socket.remoteAddress ?? 'unknown');
     const providerEvents = this.registry
       .names()
       .map((name) =>
@@ -52,7 +57,7 @@ export class CpaasHealthController implements OnModuleDestroy {
       startWith(0),
       mergeMap(() => [{ type: 'snapshot', data: this.snapshot() } as MessageEvent]),
     );
-    return merge(snapshots, ...providerEvents, transitions).pipe(takeUntil(this.closing$));
+    return merge(snapshots, ...providerEvents, transitions).pipe(takeUntil(this.closing$), finalize(release));
   }
 
   onModuleDestroy(): void {

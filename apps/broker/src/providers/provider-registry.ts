@@ -80,9 +80,13 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const saved = await this.store.loadAll();
     for (const providerConfig of this.config.providers) {
+      // loadConfig requires it for PROVIDERS; the all-local start makes one before building the app.
+      if (providerConfig.adapter === 'sim' && !this.config.simWebhookSecret)
+        throw new Error('SIM_WEBHOOK_SECRET must be set for a sim provider');
       const adapter = createProvider(providerConfig, {
         timeoutMs: this.config.providerCallTimeoutMs,
-        webhookSecret: this.config.simWebhookSecret,
+        // Only the sim adapter reads it; real vendors sign with their own credentials.
+        webhookSecret: this.config.simWebhookSecret ?? '',
         publicUrl: this.config.publicUrl,
       });
       const state = saved.get(providerConfig.name);

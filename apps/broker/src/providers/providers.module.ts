@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { StreamSlots } from '../common/http';
 import { NotificationsModule } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import { CpaasHealthController } from './cpaas-health.controller';
@@ -20,6 +21,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
     ProviderStateSync,
     ProviderOpsEvents,
     PoolUsage,
+    StreamSlots,
     NumberImport,
   ],
   controllers: [CpaasHealthController, ProvidersAdminController],

@@ -9,6 +9,8 @@ import { Session } from './session.entity';
  */
 @Entity('session_participants')
 @Index('uq_active_participant_per_proxy', ['proxyNumberId', 'number'], { unique: true, where: '"active"' })
+// SESSION_PARTICIPANT_LIMIT counts an account's active sessions per participant number.
+@Index('idx_active_participant_number', ['number'], { where: '"active"' })
 export class SessionParticipant {
   @PrimaryColumn({ name: 'session_id', type: 'uuid' })
   sessionId: string;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DestinationPolicy } from '../destinations/destination-policy';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { NotificationsModule } from '../notifications';
 import { ProvidersModule } from '../providers/providers.module';
@@ -10,7 +11,7 @@ import { SessionsService } from './sessions.service';
 
 @Module({
   imports: [ProvidersModule, IdempotencyModule, NotificationsModule],
-  providers: [SessionsService, SessionAllocator, SessionEvents, SessionSweeper],
+  providers: [SessionsService, DestinationPolicy, SessionAllocator, SessionEvents, SessionSweeper],
   controllers: [SessionsController],
   exports: [SessionsService, SessionEvents],
 })

@@ -3,11 +3,13 @@ import { performance } from 'node:perf_hooks';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Not } from 'typeorm';
 import { ProblemException } from '../common/problem';
+import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
 import { Interaction } from '../relay/interaction.entity';
+import { DestinationPolicy } from '../destinations/destination-policy';
 import { SessionEvents } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
@@ -35,12 +37,14 @@ export class SessionsService {
     private readonly events: SessionEvents,
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
+    private readonly destinations: DestinationPolicy,
   ) {}
 
   /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
   async create(accountId: string, body: CreateSessionDto, idempotencyKey: string | null = null): Promise<SessionDto> {
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
+    await this.destinations.assertAllowed(accountId, body.channel, participants);
     const attempts: Attempt[] = [];
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
@@ -126,7 +130,7 @@ export class SessionsService {
     if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
     if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
     if (query.cursor) {
-      const cursor = decodeCursor(query.cursor);
+      const cursor = decodePageCursor(query.cursor);
       qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: cursor.at, id: cursor.id });
     }
     const rows = await qb.getMany();
@@ -134,7 +138,7 @@ export class SessionsService {
     const now = new Date();
     return {
       sessions: page.map((s) => SessionDto.from(s, now)),
-      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
+      nextCursor: rows.length > limit ? encodePageCursor(page[page.length - 1].createdAt, page[page.length - 1].id) : null,
     };
   }
 
@@ -253,21 +257,4 @@ function noProvider(attempts: Attempt[]): ProblemException {
 /** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */
 function withoutName(provider: string, reason: string): string {
   return reason.startsWith(`${provider}: `) ? reason.slice(provider.length + 2) : reason;
-}
-
-function encodeCursor(session: Session): string {
-  return Buffer.from(JSON.stringify([session.createdAt.toISOString(), session.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    const date = new Date(at);
-    if (Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) throw new Error('bad cursor');
-    return { at: date, id };
-  } catch {
-    throw new ProblemException(400, 'Invalid request', 'cursor: must be a nextCursor returned by this route', 'validation-error', {
-      errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
-    });
-  }
 }

@@ -33,5 +33,9 @@ export function loadSimulatorConfig(env: Record<string, string | undefined> = pr
   const statusWebhooks = env.SIM_STATUS_WEBHOOKS ?? 'false';
   if (statusWebhooks !== 'true' && statusWebhooks !== 'false')
     throw new Error(`invalid configuration: SIM_STATUS_WEBHOOKS must be true or false (got "${statusWebhooks}")`);
-  return { port, brokerUrl, webhookSecret: env.SIM_WEBHOOK_SECRET ?? 'sim-dev-webhook-secret', statusWebhooks: statusWebhooks === 'true' };
+  // No built-in secret: one published in the code would let anyone sign an inbound webhook.
+  const webhookSecret = env.SIM_WEBHOOK_SECRET?.trim() ?? '';
+  if (webhookSecret.length < 16)
+    throw new Error('invalid configuration: SIM_WEBHOOK_SECRET must be set to at least 16 characters (the broker checks the same secret)');
+  return { port, brokerUrl, webhookSecret, statusWebhooks: statusWebhooks === 'true' };
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 
 export class CreateAccountDto {
   @ApiProperty({ example: 'ride-hailing-prod' })
@@ -60,6 +60,32 @@ export class AccountDto {
 
   @ApiProperty({ type: [ApiKeyDto] })
   apiKeys: ApiKeyDto[];
+
+  @ApiProperty({ type: [String], nullable: true, description: 'Allowed destination countries; null: the countries of the pool numbers.' })
+  allowedCountries: string[] | null;
+
+  @ApiProperty()
+  allowSpecialRate: boolean;
+}
+
+/** `PUT /v1/admin/accounts/:id/destinations`: where the account may connect participants. */
+export class AccountDestinationsDto {
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['NG', 'GH'],
+    description: 'ISO 3166 alpha-2 codes; null: back to the countries of the pool numbers.',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(250)
+  @Matches(/^[A-Z]{2}$/, { each: true, message: 'allowedCountries must hold ISO 3166 alpha-2 codes such as NG' })
+  allowedCountries?: string[] | null;
+
+  @ApiPropertyOptional({ description: 'Allow premium-rate and other special-rate numbers (off by default).' })
+  @IsOptional()
+  @IsBoolean()
+  allowSpecialRate?: boolean;
 }
 
 export class FirstWebhookSecretDto {

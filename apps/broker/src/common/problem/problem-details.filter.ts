@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { redactUrl } from '../../logging/redact';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { PROBLEM_CONTENT_TYPE, ProblemException, problemType, type ProblemDetails } from './problem';
 
@@ -32,7 +33,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       response.end();
       return;
     }
-    if (problem.status === 503) response.setHeader('Retry-After', '5');
+    if (problem.status === 503 && !response.hasHeader('Retry-After')) response.setHeader('Retry-After', '5');
+    if (problem.status === 401) response.setHeader('WWW-Authenticate', 'Bearer');
+    // A body we refused without reading is not drained: the connection ends with this answer.
+    if (!request.complete) response.setHeader('Connection', 'close');
     response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   }
 
@@ -45,7 +49,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       if (status < 500) return { type: 'about:blank', title: statusTitle(status), status, detail: httpDetail(exception, request) };
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ err: exception, method: request.method, url: request.originalUrl }, 'database unavailable');
+      this.logger.warn({ err: exception, method: request.method, url: redactUrl(request.originalUrl) }, 'database unavailable');
       return {
         type: problemType('database-unavailable'),
         title: 'Database unavailable',
@@ -54,7 +58,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       };
     }
     const errorId = randomUUID();
-    this.logger.error({ err: exception, errorId, method: request.method, url: request.originalUrl }, `unhandled error ${errorId}`);
+    this.logger.error(
+      { err: exception, errorId, method: request.method, url: redactUrl(request.originalUrl) },
+      `unhandled error ${errorId}`,
+    );
     const status = exception instanceof HttpException ? exception.getStatus() : HttpStatus.INTERNAL_SERVER_ERROR;
     return {
       type: 'about:blank',

@@ -29,11 +29,42 @@ export function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** NUL, or a UTF-16 surrogate without its partner: text PostgreSQL cannot store (22P05, 22021). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The path of the first string (value or key) in `value` that PostgreSQL could not store, or
+ * undefined; iterative, like `nestsDeeperThan`.
+ */
+export function unstorableTextAt(value: unknown, root = ''): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, root]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === 'string') {
+      if (UNSTORABLE.test(item)) return path;
+      continue;
+    }
+    if (item === null || typeof item !== 'object') continue;
+    for (const [key, child] of Object.entries(item as Record<string, unknown>)) {
+      const childPath = Array.isArray(item) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (UNSTORABLE.test(key)) return childPath;
+      stack.push([child, childPath]);
+    }
+  }
+  return undefined;
+}
+
 /** The one validation pipe: DTOs are whitelists, unknown fields are errors, values are transformed. */
 class BrokerValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if ((metadata.type === 'body' || metadata.type === 'query') && nestsDeeperThan(value, MAX_BODY_DEPTH)) {
       throw new ValidationProblem([{ field: metadata.type, message: `nests deeper than ${MAX_BODY_DEPTH} levels` }]);
+    }
+    // Every string of a body, query or path, JSON values and keys included, before it can reach the database.
+    if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
+      const at = unstorableTextAt(value, metadata.type === 'param' ? (metadata.data ?? 'param') : '');
+      if (at !== undefined)
+        throw new ValidationProblem([{ field: at || metadata.type, message: 'contains a NUL character or a lone UTF-16 surrogate' }]);
     }
     return super.transform(value, metadata);
   }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { BreakerSnapshot } from '@app/circuit-breaker';
 import { ProblemException } from '../../common/problem';
+import { decodePageCursor, encodePageCursor } from '../../common/pagination/page-cursor';
 import type { DeliveryDto, EndpointStateDto } from './dto/delivery.dto';
 import type { DeliverySummaryDto, EventDto, EventListDto, ListEventsQueryDto } from './dto/events.dto';
 
@@ -30,8 +31,8 @@ export class WebhookHistory {
       where += ` AND e.session_id = $${params.length}`;
     }
     if (query.cursor) {
-      const cursor = decodeCursor(query.cursor);
-      params.push(cursor.at, cursor.id);
+      const cursor = decodePageCursor(query.cursor);
+      params.push(cursor.at.toISOString(), cursor.id);
       where += ` AND (e.created_at, e.id) < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`;
     }
     const rows = (await this.dataSource.query(
@@ -50,7 +51,7 @@ export class WebhookHistory {
       deliveries: deliveries.get(r.id) ?? [],
     }));
     const last = page[page.length - 1];
-    return { events, nextCursor: rows.length > limit ? encodeCursor(last.created_at, last.id) : null };
+    return { events, nextCursor: rows.length > limit ? encodePageCursor(last.created_at, last.id) : null };
   }
 
   async getDelivery(accountId: string, id: string): Promise<DeliveryDto> {
@@ -174,20 +175,4 @@ function endpointState(row: {
     breakerState: url,
     lastError: row.endpoint_error,
   };
-}
-
-function encodeCursor(at: Date, id: string): string {
-  return Buffer.from(JSON.stringify([at.toISOString(), id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: string; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
-    if (typeof at !== 'string' || Number.isNaN(new Date(at).getTime()) || !UUID.test(id)) throw new Error('bad cursor');
-    return { at, id };
-  } catch {
-    throw new ProblemException(400, 'Invalid request', 'cursor: must be a nextCursor returned by this route', 'validation-error', {
-      errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
-    });
-  }
 }

@@ -26,6 +26,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
       connectTimeoutMs: n.connectTimeoutMs,
       attemptTimeoutMs: n.attemptTimeoutMs,
       allowPrivateTargets: n.allowPrivateTargets,
+      minPort: n.minPort,
     });
     const logger = new Logger('Webhooks');
     this.worker = new DeliveryWorker({

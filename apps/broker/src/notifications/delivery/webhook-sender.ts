@@ -16,6 +16,8 @@ export interface SenderSettings {
   readonly connectTimeoutMs: number;
   readonly attemptTimeoutMs: number;
   readonly allowPrivateTargets: boolean;
+  /** WEBHOOK_MIN_PORT (default 1024). */
+  readonly minPort?: number;
   /** DNS for customer targets (tests inject one that answers 127.0.0.1). */
   readonly resolver?: Resolver;
 }
@@ -98,7 +100,7 @@ export class WebhookSender {
   private urlProblem(url: string): string | null {
     let problem = this.checkedUrls.get(url);
     if (problem === undefined) {
-      problem = callbackUrlProblem(url, { allowPrivateTargets: this.settings.allowPrivateTargets });
+      problem = callbackUrlProblem(url, { allowPrivateTargets: this.settings.allowPrivateTargets, minPort: this.settings.minPort });
       if (this.checkedUrls.size >= CHECKED_URLS_MAX) this.checkedUrls.clear();
       this.checkedUrls.set(url, problem);
     }

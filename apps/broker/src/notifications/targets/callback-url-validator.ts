@@ -12,14 +12,16 @@ export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows l
 @Injectable()
 export class CallbackUrlValidator {
   private readonly allowPrivateTargets: boolean;
+  private readonly minPort: number;
 
   constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
     this.allowPrivateTargets = config.notifications.allowPrivateTargets;
+    this.minPort = config.notifications.minPort;
   }
 
   /** Why the URL is refused, or null. */
   problem(url: string): string | null {
-    return callbackUrlProblem(url, { allowPrivateTargets: this.allowPrivateTargets });
+    return callbackUrlProblem(url, { allowPrivateTargets: this.allowPrivateTargets, minPort: this.minPort });
   }
 
   /** Throws a ValidationProblem naming `field` when the URL is refused, and the setting that would allow a private target. */

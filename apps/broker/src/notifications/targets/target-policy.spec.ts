@@ -77,7 +77,7 @@ describe('the connect-time check (after DNS)', () => {
 
   it('refuses a public-looking name that resolves to 127.0.0.1 (DNS rebinding)', async () => {
     const { error } = await lookup(async () => [{ address: '127.0.0.1', family: 4 }]);
-    expect(error?.message).toBe('refused: hooks.example.com resolves to 127.0.0.1, a loopback address');
+    expect(error?.message).toBe('refused: hooks.example.com resolves to a loopback address');
   });
 
   it('refuses when any of the addresses is not public', async () => {
@@ -85,7 +85,7 @@ describe('the connect-time check (after DNS)', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '::ffff:10.0.0.1', family: 6 },
     ]);
-    expect(error?.message).toMatch(/resolves to ::ffff:10\.0\.0\.1, an IPv4-mapped address/);
+    expect(error?.message).toMatch(/resolves to an IPv4-mapped address/);
   });
 
   it('passes public addresses through, in the shape net.connect asks for', async () => {

@@ -14,7 +14,11 @@ export const MAX_CALLBACK_URL_LENGTH = 2048;
 export interface TargetRules {
   /** Development and tests: loopback and private targets allowed. */
   readonly allowPrivateTargets: boolean;
+  /** Lowest port allowed besides 80 and 443 (WEBHOOK_MIN_PORT, default 1024): no probing of well-known services. */
+  readonly minPort?: number;
 }
+
+export const DEFAULT_MIN_CALLBACK_PORT = 1024;
 
 /** Names under these are never public (RFC 6761, RFC 6762, RFC 8375, ICANN's `.internal`, common LAN suffixes). */
 const SPECIAL_USE_SUFFIXES = [
@@ -167,8 +171,13 @@ export function callbackUrlProblem(raw: unknown, rules: TargetRules): string | n
   } catch {
     return 'must be an http or https URL';
   }
+  // As written, not as the URL parser repairs it: `http:/x` and embedded whitespace are refused.
+  if (!/^https?:\/\/[^\s/?#]/i.test(raw) || /[\u0000-\u0020\u007f]/.test(raw)) return 'must be an http or https URL';
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (url.username !== '' || url.password !== '') return 'must not contain credentials';
+  const minPort = rules.minPort ?? DEFAULT_MIN_CALLBACK_PORT;
+  const port = url.port === '' ? null : Number(url.port);
+  if (port !== null && port !== 80 && port !== 443 && port < minPort) return `must use port 80, 443 or ${minPort}-65535`;
   if (rules.allowPrivateTargets) return null;
   const problem = hostnameProblem(url.hostname.toLowerCase());
   return problem && `must point to a public address: ${problem}`;
@@ -198,7 +207,8 @@ export function guardedLookup(resolve: Resolver, rules: TargetRules): LookupFunc
         if (!rules.allowPrivateTargets) {
           for (const { address } of all) {
             const problem = addressProblem(address);
-            if (problem) throw new ForbiddenTargetError(`refused: ${hostname} resolves to ${address}, ${problem}`);
+            // The customer sees this text: it says why, never which address a name resolved to.
+            if (problem) throw new ForbiddenTargetError(`refused: ${hostname} resolves to ${problem}`);
           }
         }
         if (addresses.length === 0) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });

@@ -1,0 +1,81 @@
+/**
+ * Rate limits per API key: creates (every request that is not a read) and reads are
+ * two token buckets per key, refilled continuously; an empty bucket is a 429 with Retry-After.
+ * Kept in this replica's memory, so N replicas allow N times the rate. (@nestjs/throttler counts
+ * fixed windows, which lets a client send twice the limit across a window edge; a bucket does not.)
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import type { Clock } from '../notifications/clock';
+
+export const RATE_LIMIT_CLOCK = Symbol('RATE_LIMIT_CLOCK');
+
+export interface BucketRule {
+  /** Tokens added per second. */
+  perSecond: number;
+  /** Most tokens a bucket holds: the burst a client may send at once. */
+  burst: number;
+}
+
+/** One bucket: `take()` answers 0 when a token was taken, else the milliseconds until one is there. */
+export class TokenBucket {
+  private tokens: number;
+  private updatedAt: number;
+
+  constructor(
+    private readonly rule: BucketRule,
+    now: number,
+  ) {
+    this.tokens = rule.burst;
+    this.updatedAt = now;
+  }
+
+  take(now: number): number {
+    this.tokens = Math.min(this.rule.burst, this.tokens + ((now - this.updatedAt) / 1000) * this.rule.perSecond);
+    this.updatedAt = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
+    return Math.ceil(((1 - this.tokens) / this.rule.perSecond) * 1000);
+  }
+}
+
+export type RateKind = 'creates' | 'reads';
+
+/** Buckets beyond this many keys are dropped oldest first (a dropped bucket starts full again). */
+const MAX_BUCKETS = 100_000;
+
+@Injectable()
+export class RateLimits {
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly rules: Record<RateKind, BucketRule>;
+
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @Inject(RATE_LIMIT_CLOCK) private readonly clock: Clock,
+    private readonly metrics: BrokerMetrics,
+  ) {
+    this.rules = config.rateLimits;
+    for (const kind of ['creates', 'reads'] as const) {
+      metrics.limits.set({ limit: `rate_limit_${kind}_per_second` }, this.rules[kind].perSecond);
+      metrics.limits.set({ limit: `rate_limit_${kind}_burst` }, this.rules[kind].burst);
+    }
+  }
+
+  /** 0 when the request may go ahead, else the milliseconds to wait. */
+  take(apiKeyId: string, kind: RateKind): number {
+    const id = `${kind}:${apiKeyId}`;
+    const now = this.clock.now();
+    let bucket = this.buckets.get(id);
+    if (!bucket) {
+      if (this.buckets.size >= MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
+      bucket = new TokenBucket(this.rules[kind], now);
+      this.buckets.set(id, bucket);
+    }
+    const waitMs = bucket.take(now);
+    if (waitMs > 0) this.metrics.limitRefusals.inc({ limit: `rate_limit_${kind}` });
+    return waitMs;
+  }
+}
