@@ -59,6 +59,11 @@ describe('operator CLI against the running broker', () => {
     expect(key).toBeDefined();
     expect(created.out).toContain('acme rides');
     expect(await sessionStatus(key!)).toBe(200);
+    // The account's first webhook secret, shown this once: the reveal (its admin twin) refuses it after.
+    expect(created.out).toMatch(/webhook secret {2}whsec_\S+/);
+    const reveal = await cli('accounts', 'reveal-secret', accountId!);
+    expect(reveal.code).toBe(1);
+    expect(reveal.err).toMatch(/already shown/);
 
     const second = await json<{ id: string; key: string; accountId: string }>('keys', 'create', accountId!, '--label', 'ci');
     expect(second.accountId).toBe(accountId);
@@ -78,6 +83,19 @@ describe('operator CLI against the running broker', () => {
     expect(revoked.out).toContain(`revoked  ${second.id}`);
     expect(await sessionStatus(second.key)).toBe(401);
     expect(await sessionStatus(key!)).toBe(200);
+  });
+
+  it('reveals once the webhook secret of an account nobody saw it for (one made from BROKER_API_KEY)', async () => {
+    const { accounts } = await json<{ accounts: Array<{ id: string; apiKeys: Array<{ label: string | null }> }> }>('accounts', 'list');
+    const fromEnvironment = accounts.find((a) => a.apiKeys.some((k) => k.label === 'BROKER_API_KEY'))!;
+    const revealed = await cli('accounts', 'reveal-secret', fromEnvironment.id);
+    expect(revealed).toMatchObject({ code: 0, err: '' });
+    const secret = /webhook secret {2}(whsec_\S+)/.exec(revealed.out)?.[1];
+    expect(secret).toBeDefined();
+    // The account itself now finds it shown.
+    const status = await fetch(`${broker.url}/v1/account/webhook-secret`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await status.json()).toMatchObject({ configured: true, revealed: true });
+    expect((await cli('accounts', 'reveal-secret', fromEnvironment.id)).code).toBe(1);
   });
 
   it('lists providers with their breaker state, and disables and enables one', async () => {

@@ -108,8 +108,9 @@ describe('webhooks over HTTP', () => {
   });
 
   it("sets the account's default callback URL, showing the first webhook secret once", async () => {
+    // Made with the account (here at start-up, from BROKER_API_KEY), not yet shown.
     const before = await api().get('/v1/account/webhook-secret').expect(200);
-    expect(before.body).toEqual({ configured: false, createdAt: null, previousSecretExpiresAt: null });
+    expect(before.body).toEqual({ configured: true, revealed: false, createdAt: expect.any(String), previousSecretExpiresAt: null });
     const set = await api().put('/v1/account/callback-url').send({ callbackUrl: receiver.url }).expect(200);
     expect(set.body.callbackUrl).toBe(receiver.url);
     expect(set.body.webhookSecret).toMatch(/^whsec_/);
@@ -118,8 +119,12 @@ describe('webhooks over HTTP', () => {
     expect(again.body).toEqual({ callbackUrl: receiver.url });
     expect((await api().get('/v1/account/callback-url').expect(200)).body).toEqual({ callbackUrl: receiver.url });
     const status = await api().get('/v1/account/webhook-secret').expect(200);
-    expect(status.body).toMatchObject({ configured: true, previousSecretExpiresAt: null });
+    expect(status.body).toEqual({ configured: true, revealed: true, createdAt: before.body.createdAt, previousSecretExpiresAt: null });
     expect(JSON.stringify(status.body)).not.toContain('whsec_');
+    // Seen once: the reveal refuses to show it again.
+    const reveal = await api().post('/v1/account/webhook-secret/reveal').expect(409);
+    expect(reveal.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(JSON.stringify(reveal.body)).not.toContain('whsec_');
   });
 
   it('delivers an event to the default URL, signed, and shows it with its delivery and attempts', async () => {
@@ -210,6 +215,7 @@ describe('webhooks over HTTP', () => {
     const status = await api().get('/v1/account/webhook-secret').expect(200);
     expect(status.body).toEqual({
       configured: true,
+      revealed: true,
       createdAt: rotated.body.createdAt,
       previousSecretExpiresAt: rotated.body.previousSecretExpiresAt,
     });
@@ -218,8 +224,30 @@ describe('webhooks over HTTP', () => {
     await eventually(async () => receiver.received.some((r) => r.headers['webhook-id'] === deliveryId));
     const got = receiver.received.find((r) => r.headers['webhook-id'] === deliveryId)!;
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(verifyWebhook(secret, got.headers, got.body).data).toEqual({ after: 'rotation' });
-    expect(verifyWebhook(rotated.body.secret as string, got.headers, got.body).data).toEqual({ after: 'rotation' });
+    expect(verifyWebhook(secret, got.headers, got.body).data).toMatchObject({ after: 'rotation' });
+    expect(verifyWebhook(rotated.body.secret as string, got.headers, got.body).data).toMatchObject({ after: 'rotation' });
+  });
+
+  it('an account whose first webhook already went out reads its secret once, without rotating', async () => {
+    // Account B never set a default URL; a session callback URL got its first webhook, signed with a secret it never saw.
+    const { deliveryId } = await record(KEY_B, { first: 'webhook' }, receiver.url);
+    await eventually(async () => receiver.received.some((r) => r.headers['webhook-id'] === deliveryId));
+    const got = receiver.received.find((r) => r.headers['webhook-id'] === deliveryId)!;
+    expect((await api(KEY_B).get('/v1/account/webhook-secret').expect(200)).body).toMatchObject({ configured: true, revealed: false });
+
+    const revealed = await api(KEY_B).post('/v1/account/webhook-secret/reveal').expect(200);
+    expect(revealed.body).toEqual({
+      secret: expect.stringMatching(/^whsec_/),
+      createdAt: expect.any(String),
+      previousSecretExpiresAt: null,
+    });
+    expect(verifyWebhook(revealed.body.secret as string, got.headers, got.body).data).toMatchObject({ first: 'webhook' });
+
+    // Once: not again, and not in a later callback URL answer either.
+    await api(KEY_B).post('/v1/account/webhook-secret/reveal').expect(409);
+    const set = await api(KEY_B).put('/v1/account/callback-url').send({ callbackUrl: receiver.url }).expect(200);
+    expect(set.body).toEqual({ callbackUrl: receiver.url });
+    expect((await api(KEY_B).get('/v1/account/webhook-secret').expect(200)).body).toMatchObject({ revealed: true });
   });
 
   it('documents the routes in the OpenAPI document', async () => {
@@ -231,6 +259,7 @@ describe('webhooks over HTTP', () => {
         '/v1/account/callback-url',
         '/v1/account/webhook-secret',
         '/v1/account/webhook-secret/rotate',
+        '/v1/account/webhook-secret/reveal',
       ]),
     );
   });

@@ -172,6 +172,18 @@ describe('relay', () => {
     await broker.app.get(RelayWorker).run();
     expect(await interactions(broker, session.id)).toEqual([expect.objectContaining({ status: 'relayed' })]);
     expect(await simCalls(broker.sim.url, 'primary', 'sms')).toEqual([expect.objectContaining({ to: b, text: 'kept' })]);
+
+    // Its event says when the broker got the message (to order by), not when the retry relayed it.
+    const [{ created_at: inboundAt }] = (
+      await db.query<{ created_at: Date }>('SELECT created_at FROM interactions WHERE session_id = $1', [session.id])
+    ).rows;
+    const { rows } = await db.query<{ data: { receivedAt: string }; created_at: Date }>(
+      `SELECT data, created_at FROM webhook_events WHERE session_id = $1 AND type = 'message.relayed'`,
+      [session.id],
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0].data.receivedAt).toBe(inboundAt.toISOString());
+    expect(rows[0].created_at.getTime()).toBeGreaterThan(inboundAt.getTime());
   });
 
   it('gives a pending relay up, as message.failed, once its session has ended', async () => {
@@ -191,8 +203,19 @@ describe('relay', () => {
     await broker.app.get(RelayWorker).run();
 
     expect(await interactions(broker, session.id)).toEqual([expect.objectContaining({ status: 'failed' })]);
-    const { rows } = await db.query(`SELECT type FROM webhook_events WHERE session_id = $1 ORDER BY created_at`, [session.id]);
+    const { rows } = await db.query<{ type: string; data: { receivedAt?: string } }>(
+      `SELECT type, data FROM webhook_events WHERE session_id = $1 ORDER BY created_at`,
+      [session.id],
+    );
     expect(rows.map((r) => r.type)).toEqual(['session.created', 'session.closed', 'message.failed']);
+    // Every event's data says when the broker learned of it: the create, the DELETE, the inbound message.
+    const [{ created_at: createdAt, ended_at: endedAt }] = (
+      await db.query<{ created_at: Date; ended_at: Date }>('SELECT created_at, ended_at FROM sessions WHERE id = $1', [session.id])
+    ).rows;
+    const [{ created_at: inboundAt }] = (
+      await db.query<{ created_at: Date }>('SELECT created_at FROM interactions WHERE session_id = $1', [session.id])
+    ).rows;
+    expect(rows.map((r) => r.data.receivedAt)).toEqual([createdAt.toISOString(), endedAt.toISOString(), inboundAt.toISOString()]);
   });
 
   it('rejects a sender with no active session by default', async () => {

@@ -21,21 +21,33 @@
  * server of DATABASE_URL. Prints one JSON object.
  * Usage: npm run bench:sessions [-- --connections=16 --amount=3000 --rounds=3 --numbers=100]
  *        npm run bench:sessions -- --scaling   (only: the allocator's candidate query against active sessions)
+ *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
+ *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
+ *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
  */
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
+import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
+import { systemClock } from '../../apps/broker/src/notifications/clock';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
+import { SessionEvents } from '../../apps/broker/src/sessions/session-events';
+import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
+import { connectionCost, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
-import { median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
+import { phaseReport, scrape } from '../support/broker-metrics';
+import { cpuMeter, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
+import { mean, median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
 
 const CONNECTIONS = numberArg('connections', 16);
 const AMOUNT = numberArg('amount', 3000);
 const ROUNDS = numberArg('rounds', 3);
 const WARMUP = numberArg('warmup', 500);
 const NUMBERS = numberArg('numbers', 100);
+const BURST_SECONDS = numberArg('burst-seconds', 4);
+const CREATE_HEADERS = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
 
 /** Each participant number is used once in the whole run, so no create ever meets the pool rule. */
 let participantSeq = 0;
@@ -67,15 +79,17 @@ const ALLOCATE = `
   SELECT s.id, unnest($4::text[]), s.proxy_number_id, true, s.expires_at FROM s`;
 
 /**
- * The statements the broker sends for one create, in its two transactions (copied from
- * apps/broker/src/sessions/session-allocator.ts and sessions.service.ts; the outbox insert simplified to
- * the event row, since the bench account has no callback URL and so no delivery): the database work
- * of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the minimal SQL goes.
+ * The statements the broker sends for one create, run by the broker's own code (the allocator's
+ * `RESERVE_SQL`; `SessionEvents.activated`, the activation and its outbox event in one statement): the
+ * database work of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the
+ * minimal SQL goes.
  */
+const sessionEvents = new SessionEvents(new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 }));
+
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
   // The allocator's own statement (one round trip, no explicit transaction), load order empty.
-  const reserved = await client.query<{ id: string; expires_at: Date }>(RESERVE_SQL, [
+  const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(RESERVE_SQL, [
     'primary',
     'sms',
     [...participants].sort(),
@@ -87,16 +101,23 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     3600,
   ]);
   const row = reserved.rows[0];
-  await client.query('BEGIN');
-  await client.query(`UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending'`, [
-    row.id,
-    `b-${row.id}`,
-  ]);
-  await client.query(
-    `INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at) VALUES (gen_random_uuid(), $1, $2, 'session.created', $3, now())`,
-    [accountId, row.id, JSON.stringify({ session: { id: row.id, participants } })],
-  );
-  await client.query('COMMIT');
+  const session = {
+    id: row.id,
+    accountId,
+    channel: 'sms',
+    status: 'active',
+    provider: 'primary',
+    proxyNumber: row.proxy_number,
+    participants,
+    bindingId: `b-${row.id}`,
+    callbackUrl: null,
+    metadata: {},
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  } as unknown as Session;
+  // As TypeORM's `query` answers: the rows.
+  const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };
+  if (!(await sessionEvents.activated(runner, session))) throw new Error('activation changed nothing');
 }
 
 interface Phase {
@@ -169,11 +190,14 @@ async function sessionCount(url: string): Promise<number> {
 async function main(): Promise<void> {
   const db = await startDatabase('bench_sessions', { external: process.env.DATABASE_URL });
   const sim = await startSimulatorProcess();
-  const broker = await startBrokerProcess(db.url, sim.url, {
+  const brokerEnv = {
     SIM_SEED_NUMBERS: String(NUMBERS),
     SESSION_SWEEP_INTERVAL_MS: '3600000',
     BREAKER_HEALTH_INTERVAL_MS: '3600000',
-  });
+  };
+  // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
+  const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];
+  const broker = await startBrokerProcess(db.url, sim.url, brokerEnv, { nodeArgs: profile });
   try {
     const accountId = await withClient(
       db.url,
@@ -192,26 +216,81 @@ async function main(): Promise<void> {
     // Warm-up: JIT, connection pools, plans.
     await resetSessions(db.url);
     assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
+
+    const bursts = (rate: number, brokers: Array<{ name: string; url: string }>) =>
+      quietBursts({ brokers, headers: CREATE_HEADERS, body: createBody, rate, seconds: BURST_SECONDS, quietsMs: [1000, 30_000] });
+    if (process.argv.includes('--quiet')) {
+      // The same build with node-postgres' default idle timeout (10 s): the pool as it was before.
+      const dropping = await startBrokerProcess(db.url, sim.url, { ...brokerEnv, DATABASE_POOL_IDLE_TIMEOUT_MS: '10000' });
+      let figures: BurstFigures[];
+      try {
+        assertAllCreated(await brokerPhase(dropping.url, WARMUP), WARMUP);
+        figures = await bursts(numberArg('rate', 100), [
+          { name: 'keeps connections', url: broker.url },
+          { name: 'closes idle connections after 10 s', url: dropping.url },
+        ]);
+      } finally {
+        await dropping.stop();
+      }
+      console.log(
+        JSON.stringify(
+          {
+            benchmark: 'sessions --quiet',
+            bursts: figures,
+            quiet30sVs1sFirstSecondP99: {
+              keepsConnections: quietRatio(figures, 'keeps connections', 30_000, 1000),
+              closesIdleConnections: quietRatio(figures, 'closes idle connections after 10 s', 30_000, 1000),
+            },
+            connectionCost: await connectionCost(db.url, accountId),
+            postgres: db.describe,
+            node: process.version,
+          },
+          null,
+          2,
+        ),
+      );
+      return;
+    }
     await sqlPhase(db.url, accountId, WARMUP);
     await sqlPhase(db.url, accountId, WARMUP, brokerStatements);
 
+    const postmaster = await withClient(db.url, async (c) =>
+      parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
+    );
+    const meter = () =>
+      cpuMeter({
+        broker: () => processCpuMs(broker.child.pid!),
+        simulator: () => processCpuMs(sim.child.pid!),
+        postgres: () => postgresCpuMs(postmaster),
+        loadGenerator: ownCpuMs,
+      });
+    const cpu: Record<'broker' | 'sql' | 'statements', Array<Record<string, number>>> = { broker: [], sql: [], statements: [] };
     const sql: Phase[] = [];
     const statements: Phase[] = [];
     const http: Phase[] = [];
+    const seen: Array<{ report: ReturnType<typeof phaseReport>; meanMs: number }> = [];
     const contenders: Array<() => Promise<void>> = [
       async () => {
         await resetSessions(db.url);
+        const used = meter();
         sql.push(await sqlPhase(db.url, accountId, AMOUNT));
+        cpu.sql.push(used(AMOUNT));
         if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('SQL phase: session count mismatch');
       },
       async () => {
         await resetSessions(db.url);
+        const used = meter();
         statements.push(await sqlPhase(db.url, accountId, AMOUNT, brokerStatements));
+        cpu.statements.push(used(AMOUNT));
         if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-statements phase: session count mismatch');
       },
       async () => {
         await resetSessions(db.url);
+        const before = await scrape(broker.url);
+        const used = meter();
         const result = await brokerPhase(broker.url, AMOUNT);
+        cpu.broker.push(used(AMOUNT));
+        seen.push({ report: phaseReport(before, await scrape(broker.url), AMOUNT), meanMs: mean(result.latencies) });
         assertAllCreated(result, AMOUNT);
         if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker phase: session count mismatch');
         const rule = await checkPoolRule(db.url);
@@ -230,6 +309,7 @@ async function main(): Promise<void> {
     await resetSessions(db.url);
     const halfRate = Math.max(1, Math.round(brokerMax / 2));
     // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
+    const halfBefore = await scrape(broker.url);
     const halfStarted = nowMs();
     const half = await paced({
       url: broker.url,
@@ -241,9 +321,34 @@ async function main(): Promise<void> {
       amount: Math.min(AMOUNT, halfRate * 20),
     });
     const halfSeconds = (nowMs() - halfStarted) / 1000;
+    const halfSeen = phaseReport(halfBefore, await scrape(broker.url), half.length);
+    const quiet = await bursts(halfRate, [{ name: 'broker', url: broker.url }]);
     const halfLatencies = half.map((r) => r.latencyMs);
     if (half.some((r) => r.status !== 201)) throw new Error('half-rate phase: a create did not answer 201');
     const brokerP99 = median(http.map((p) => p.p99));
+    const halfP99 = percentile(halfLatencies, 99);
+    const halfP50 = percentile(halfLatencies, 50);
+    const quietRatio30 = quietRatio(quiet, 'broker', 30_000, 1000);
+    // Each step's mean per create in each max-rate round; `rest` is HTTP, Nest, validation, auth, the response and queueing.
+    const steps = seen.map(({ report, meanMs }) => {
+      const s = report.createStepMeanMs as Record<string, number>;
+      return {
+        reserve: s.reserve ?? 0,
+        bind: s.bind ?? 0,
+        activate: s.activate ?? 0,
+        rest: meanMs - (s.reserve ?? 0) - s.bind - (s.activate ?? 0),
+        whole: meanMs,
+      };
+    });
+    const stepNames = ['reserve', 'bind', 'activate', 'rest'] as const;
+    const createShare = Object.fromEntries(
+      stepNames.map((name) => [
+        name,
+        { meanMs: round(median(steps.map((s) => s[name])), 2), share: ratio(median(steps.map((s) => s[name] / s.whole)), 1) },
+      ]),
+    );
+    // Little's law at the same concurrency: the create without its provider call (SPEC §9 vendors keep no sessions).
+    const noProviderCall = median(steps.map((s) => CONNECTIONS / ((s.whole - s.bind) / 1000)));
     const summary = (phases: Phase[]) => ({
       perSecond: round(median(phases.map((p) => p.perSecond))),
       p50Ms: round(median(phases.map((p) => p.p50)), 2),
@@ -269,14 +374,39 @@ async function main(): Promise<void> {
           targetMet: brokerMax / sqlMax >= 0.5,
           brokerVsItsOwnStatements: ratio(brokerMax, statementsMax),
           ownStatementsVsMinimal: ratio(statementsMax, sqlMax),
+          // CPU ms per create by process, medians of rounds: on 2 shared cores this bounds the rate.
+          cpuMsPerCreate: Object.fromEntries(
+            (['broker', 'sql', 'statements'] as const).map((phase) => [
+              phase === 'broker' ? 'broker' : phase === 'sql' ? 'sqlMinimal' : 'brokerStatementsOnly',
+              Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)])),
+            ]),
+          ),
+          createShare,
+          noProviderCallEstimate: {
+            how: "max-rate rounds: connections / (mean create latency - mean bind step), Little's law; not a measured phase",
+            perSecond: round(noProviderCall),
+            vsSqlMinimal: ratio(noProviderCall, sqlMax),
+          },
+          seenByBrokerAtMaxRate: seen.map((s) => s.report),
           halfMaxRate: {
             ratePerSecond: halfRate,
             creates: half.length,
             achievedPerSecond: round(half.length / halfSeconds),
-            p50Ms: round(percentile(halfLatencies, 50), 2),
-            p99Ms: round(percentile(halfLatencies, 99), 2),
-            p99VsMaxRateP99: ratio(percentile(halfLatencies, 99), brokerP99),
+            p50Ms: round(halfP50, 2),
+            p99Ms: round(halfP99, 2),
+            p99VsMaxRateP99: ratio(halfP99, brokerP99),
+            p99VsOwnP50: ratio(halfP99, halfP50),
+            seenByBroker: halfSeen,
           },
+          quietBursts: quiet,
+          quiet30sVs1sFirstSecondP99: quietRatio30,
+          targets: {
+            'halfRateP99 <= maxRateP99': halfP99 <= brokerP99,
+            'halfRateP99 <= 5 x its p50': halfP99 <= 5 * halfP50,
+            'burst after 30 s quiet: first-second p99 <= 2 x after 1 s': quietRatio30 <= 2,
+            'broker >= 0.5 x minimal SQL': brokerMax / sqlMax >= 0.5,
+          },
+          load: loadavg().map((l) => round(l, 2)),
           postgres: db.describe,
           node: process.version,
           cpus: cpus().length,

@@ -1,5 +1,9 @@
 /** Small statistics for benchmark output: every figure a bench prints goes through these. */
 
+export function mean(xs: number[]): number {
+  return xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   if (s.length === 0) return NaN;

@@ -47,6 +47,8 @@ export async function startBroker(
     PROVIDERS: `primary=sim:${sim.url},failover=sim:${sim.url}`,
     SIM_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     DATABASE_URL: db.url,
+    // The pool opens all its connections at start: a few keep each test's start cheap on the shared server.
+    DATABASE_POOL_SIZE: '5',
     ...env,
   });
   let app: NestExpressApplication;

@@ -24,7 +24,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
-        DatabaseModule.forRoot(databaseUrl),
+        DatabaseModule.forRoot(databaseUrl, { size: config.databasePoolSize, idleTimeoutMs: config.databasePoolIdleTimeoutMs }),
         ScheduleModule.forRoot(),
         MetricsModule,
         AccountsModule,

@@ -26,6 +26,16 @@ export interface CreatedApiKey extends ApiKeyView {
   key: string;
 }
 
+export interface FirstWebhookSecret {
+  /** Shown once. */
+  secret: string;
+  createdAt: string;
+}
+
+export interface RevealedWebhookSecret extends FirstWebhookSecret {
+  previousSecretExpiresAt: string | null;
+}
+
 export interface ProxyNumberView {
   id: string;
   provider: string;
@@ -47,8 +57,12 @@ export class AdminApi {
     return this.call('GET', '/v1/admin/accounts');
   }
 
-  createAccount(name: string, label?: string): Promise<{ account: AccountView; apiKey: CreatedApiKey }> {
+  createAccount(name: string, label?: string): Promise<{ account: AccountView; apiKey: CreatedApiKey; webhookSecret: FirstWebhookSecret }> {
     return this.call('POST', '/v1/admin/accounts', { name, label });
+  }
+
+  revealWebhookSecret(accountId: string): Promise<RevealedWebhookSecret> {
+    return this.call('POST', `/v1/admin/accounts/${encodeURIComponent(accountId)}/webhook-secret/reveal`);
   }
 
   createKey(accountId: string, label?: string): Promise<CreatedApiKey> {

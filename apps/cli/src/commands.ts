@@ -56,7 +56,7 @@ export const COMMANDS: Command[] = [
     words: ['accounts', 'create'],
     args: ['name'],
     options: ['label'],
-    summary: 'create an account and its first API key (the key is shown once)',
+    summary: 'create an account, its first API key and webhook secret (both shown once)',
     async run(context) {
       const created = await context.api.createAccount(context.args[0], context.options.label);
       output(context, created, () =>
@@ -64,7 +64,25 @@ export const COMMANDS: Command[] = [
           `account  ${created.account.id}  ${created.account.name}`,
           `key id   ${created.apiKey.id}`,
           `api key  ${created.apiKey.key}`,
-          'Store the API key now: the broker keeps only its hash and cannot show it again.',
+          `webhook secret  ${created.webhookSecret.secret}`,
+          "Store both now: the broker keeps only the key's hash, and shows the secret only this once.",
+        ].join('\n'),
+      );
+    },
+  },
+  {
+    words: ['accounts', 'reveal-secret'],
+    args: ['accountId'],
+    options: [],
+    summary: "show an account's webhook secret if it was never shown (once; then only a rotation makes a new one)",
+    async run(context) {
+      const revealed = await context.api.revealWebhookSecret(context.args[0]);
+      output(context, revealed, () =>
+        [
+          `webhook secret  ${revealed.secret}`,
+          `created         ${revealed.createdAt}`,
+          ...(revealed.previousSecretExpiresAt ? [`previous signs until ${revealed.previousSecretExpiresAt}`] : []),
+          'Store it now: it is not shown again.',
         ].join('\n'),
       );
     },

@@ -95,6 +95,18 @@ describe('telephony default (telephony-failover.txt, SPEC §2)', () => {
     expectStates(policy, 'sssssssssfssssssssf', 'c 17ms o'); // 2 in 19
   });
 
+  it.each([
+    // At 119 s the failure at t = 0 is still in the window: 2 failures in 11 calls trip.
+    [119_000, ['119000:OPEN']],
+    // At 121 s it slid out: 1 in 10 (exactly 10 %) holds; one more failure trips, because the rest of the
+    // window (the successes at 10…90 s) still counts. A window that restarted at 120 s would hold 2 calls.
+    [121_000, ['121000:CLOSED', '121000:OPEN']],
+  ])('the 2-minute window slides: an outcome at t = 0 still counts at %d ms…', (at, expected) => {
+    const successes = Array.from({ length: 9 }, (_, i) => [(i + 1) * 10_000, 's'] as [number, string]);
+    const steps: Array<[number, string]> = [[0, 'f'], ...successes, [at, 'fSfS']];
+    expect(script(policy, steps).slice(0, expected.length)).toEqual(expected);
+  });
+
   it('in OPEN, moves to HALF_OPEN after 5 consecutive passing health checks, every 30 s; a failing check resets the count', () => {
     const checks = [...every(30_000, 4, 'p', 30_000), [150_000, 'x'] as [number, string], ...every(30_000, 5, 'p', 180_000)];
     expectStates(

@@ -7,6 +7,13 @@ export interface BrokerDataSourceInput {
   entities: MixedList<Function | string | EntitySchema>;
   /** Pool size per process. */
   poolSize?: number;
+  /**
+   * Milliseconds after which an idle connection is closed; 0 (the default) keeps every opened
+   * connection. node-postgres' own default is 10 s, after which the next burst pays for reopening up
+   * to the pool size at once (a backend fork, a SCRAM exchange and cold catalog caches each):
+   * measured in docs/BENCHMARKS.md.
+   */
+  idleTimeoutMs?: number;
   applicationName?: string;
 }
 
@@ -31,6 +38,8 @@ export function brokerDataSourceOptions(input: BrokerDataSourceInput): DataSourc
     extra: {
       max: input.poolSize ?? 20,
       connectionTimeoutMillis: 5000,
+      // 0: never close a connection for being idle.
+      idleTimeoutMillis: input.idleTimeoutMs ?? 0,
       // A dead server should fail queries, not hang them.
       keepAlive: true,
     },

@@ -37,6 +37,7 @@ export type {
   Session,
   SessionPage,
   SessionStatus,
+  WebhookEventDataBase,
 } from './types';
 export {
   WebhookVerificationError,

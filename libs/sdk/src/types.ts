@@ -113,3 +113,12 @@ export interface ProblemDetails {
   errorId?: string;
   [extension: string]: unknown;
 }
+
+/**
+ * What the `data` of every webhook event carries, whatever its type (the event types extend it).
+ * Order is not guaranteed on delivery: sort by `receivedAt` when order matters.
+ */
+export interface WebhookEventDataBase {
+  /** When the broker learned of what the event tells (ISO 8601): a message's arrival, a session's create or close, a breaker transition. Not the send time. */
+  receivedAt: string;
+}

@@ -46,11 +46,11 @@ export class AccountsAdminController {
   }
 
   @Post('accounts')
-  @ApiOperation({ summary: 'Create an account with its first API key (the key is shown once).' })
+  @ApiOperation({ summary: 'Create an account with its first API key and webhook secret (both shown once).' })
   @ApiCreatedResponse({ type: CreatedAccountDto })
   async create(@Body() body: CreateAccountDto): Promise<CreatedAccountDto> {
-    const { account, key, apiKey } = await this.accounts.createAccount(body.name, body.label);
-    return { account: toAccountDto(account, [apiKey]), apiKey: { ...toKeyDto(apiKey), key } };
+    const { account, key, apiKey, webhookSecret } = await this.accounts.createAccount(body.name, body.label);
+    return { account: toAccountDto(account, [apiKey]), apiKey: { ...toKeyDto(apiKey), key }, webhookSecret };
   }
 
   @Post('accounts/:id/api-keys')

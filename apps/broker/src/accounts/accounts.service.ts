@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { createFirstWebhookSecret } from '../notifications/secrets/webhook-secrets';
 import { Account } from './account.entity';
 import { apiKeyPrefix, hashApiKey, newApiKey } from './api-key-hash';
 import { ApiKey } from './api-key.entity';
@@ -48,15 +49,22 @@ export class AccountsService implements OnApplicationBootstrap {
     return principal;
   }
 
-  /** Makes an account with a fresh key; the key is returned once and stored only hashed. */
-  async createAccount(name: string, label?: string): Promise<{ account: Account; key: string; apiKey: ApiKey }> {
+  /**
+   * Makes an account with a fresh key and its first webhook secret; both are returned once (the key is
+   * stored only hashed, the secret is marked shown).
+   */
+  async createAccount(
+    name: string,
+    label?: string,
+  ): Promise<{ account: Account; key: string; apiKey: ApiKey; webhookSecret: { secret: string; createdAt: string } }> {
     return this.dataSource.transaction(async (manager) => {
       const account = await manager.getRepository(Account).save({ name, defaultCallbackUrl: null });
       const key = newApiKey();
       const apiKey = await manager
         .getRepository(ApiKey)
         .save({ accountId: account.id, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
-      return { account, key, apiKey };
+      const webhookSecret = await createFirstWebhookSecret(manager, account.id, account.createdAt, true);
+      return { account, key, apiKey, webhookSecret };
     });
   }
 
@@ -85,6 +93,8 @@ export class AccountsService implements OnApplicationBootstrap {
       await manager
         .getRepository(ApiKey)
         .save({ accountId: account.id, keyHash: hash, keyPrefix: apiKeyPrefix(key), label: 'BROKER_API_KEY', revokedAt: null });
+      // Nobody is there to see it now: the account reads it once (PUT callback-url, or the reveal).
+      await createFirstWebhookSecret(manager, account.id, account.createdAt, false);
       return true;
     });
   }

@@ -28,6 +28,10 @@ export interface BrokerConfig {
   dataDir: string;
   /** Unset: the broker runs an embedded PostgreSQL under `dataDir`. */
   databaseUrl?: string;
+  /** Connections per process, opened at start and kept (never closed for being idle). */
+  databasePoolSize: number;
+  /** 0: pooled connections are never closed for being idle. */
+  databasePoolIdleTimeoutMs: number;
   providers: ProviderConfig[];
   /** True when PROVIDERS is unset: the providers are the simulator, started alongside the broker. */
   simulated: boolean;

@@ -4,7 +4,8 @@
  */
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateBy } from 'class-validator';
+import { TELEPHONY_DEFAULTS } from '@app/circuit-breaker';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 const toNumber = ({ value }: { value: unknown }) =>
@@ -20,6 +21,24 @@ function NumberVar(min: number, max: number): PropertyDecorator {
   const message = `$property must be a number from ${min} to ${max}`;
   return applyDecorators(Transform(toNumber), IsNumber({}, { message }), Min(min, { message }), Max(max, { message }));
 }
+
+/** A number in [min, below): a rate the breaker needs strictly below 1, told in one message. */
+function NumberBelowVar(min: number, below: number): PropertyDecorator {
+  const message = `$property must be a number from ${min} to less than ${below}`;
+  const inRange = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= min && value < below;
+  return applyDecorators(Transform(toNumber), ValidateBy({ name: 'numberBelow', validator: { validate: inRange } }, { message }));
+}
+
+/** An integer in [min, max] that `step` divides, told in one message. */
+function StepIntVar(min: number, max: number, step: number): PropertyDecorator {
+  const message = `$property must be an integer from ${min} to ${max} that ${step} divides`;
+  const valid = (value: unknown) =>
+    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max && value % step === 0;
+  return applyDecorators(Transform(toInt), ValidateBy({ name: 'stepInt', validator: { validate: valid } }, { message }));
+}
+
+/** The provider breaker keeps its window in this many time buckets: the window must be a whole number of them. */
+export const BREAKER_WINDOW_BUCKETS = TELEPHONY_DEFAULTS.windowBuckets;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -38,6 +57,14 @@ export class EnvironmentVariables {
   @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 
+  /** Database connections per broker process, all opened at start and kept. */
+  @IntVar(1, 500)
+  DATABASE_POOL_SIZE = 20;
+
+  /** Closes a pooled connection idle this long; 0 keeps them (node-postgres' own default would be 10 000). */
+  @IntVar(0, 86_400_000)
+  DATABASE_POOL_IDLE_TIMEOUT_MS = 0;
+
   /** `name=adapter:url` entries, comma-separated, in routing order. */
   @IsOptional()
   @IsString()
@@ -46,10 +73,12 @@ export class EnvironmentVariables {
   @IntVar(1, 1000)
   BREAKER_CONSECUTIVE_FAILURES = 5;
 
-  @IntVar(10, 86_400_000)
+  /** Kept in 120 buckets, so a multiple of 120 ms (every bucket the same width). */
+  @StepIntVar(BREAKER_WINDOW_BUCKETS, 86_400_000, BREAKER_WINDOW_BUCKETS)
   BREAKER_WINDOW_MS = 120_000;
 
-  @NumberVar(0, 1)
+  /** Trips when the window's error rate is strictly greater: 1 could never trip. */
+  @NumberBelowVar(0, 1)
   BREAKER_WINDOW_ERROR_RATE = 0.1;
 
   @IntVar(1, 1_000_000)
@@ -64,7 +93,8 @@ export class EnvironmentVariables {
   @NumberVar(0.001, 1)
   BREAKER_HALF_OPEN_PROBE_SHARE = 0.1;
 
-  @NumberVar(0, 1)
+  /** Closes when probe success is strictly greater: 1 could never close. */
+  @NumberBelowVar(0, 1)
   BREAKER_CLOSE_SUCCESS_RATE = 0.95;
 
   @IntVar(0, 86_400_000)

@@ -48,9 +48,9 @@ describe('loadConfig', () => {
   it.each([
     ['PORT', 'abc', /^invalid configuration: PORT must be an integer from 0 to 65535 \(got "abc"\)$/],
     ['PORT', '70000', /PORT must be an integer from 0 to 65535 \(got "70000"\)/],
-    ['BREAKER_WINDOW_ERROR_RATE', '1.5', /BREAKER_WINDOW_ERROR_RATE must be a number from 0 to 1 \(got "1.5"\)/],
+    ['BREAKER_WINDOW_ERROR_RATE', '1.5', /BREAKER_WINDOW_ERROR_RATE must be a number from 0 to less than 1 \(got "1.5"\)/],
     ['BREAKER_CONSECUTIVE_FAILURES', '0', /BREAKER_CONSECUTIVE_FAILURES must be an integer from 1 to 1000/],
-    ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 10 to 86400000/],
+    ['BREAKER_WINDOW_MS', '12.5', /BREAKER_WINDOW_MS must be an integer from 120 to 86400000 that 120 divides/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
     ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter:http/],
@@ -87,5 +87,23 @@ describe('parseProviders', () => {
 
   it('refuses a name given twice', () => {
     expect(() => parseProviders('a=sim:http://x,a=sim:http://y')).toThrow('PROVIDERS names "a" twice');
+  });
+});
+
+describe('database pool settings', () => {
+  it('opens 20 connections and keeps them by default', () => {
+    expect(loadConfig({})).toMatchObject({ databasePoolSize: 20, databasePoolIdleTimeoutMs: 0 });
+  });
+
+  it('takes DATABASE_POOL_SIZE from 1 to 500 and DATABASE_POOL_IDLE_TIMEOUT_MS from 0 to 86 400 000', () => {
+    expect(loadConfig({ DATABASE_POOL_SIZE: '1', DATABASE_POOL_IDLE_TIMEOUT_MS: '0' })).toMatchObject({ databasePoolSize: 1 });
+    expect(loadConfig({ DATABASE_POOL_SIZE: '500', DATABASE_POOL_IDLE_TIMEOUT_MS: '86400000' })).toMatchObject({
+      databasePoolSize: 500,
+      databasePoolIdleTimeoutMs: 86_400_000,
+    });
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '0' })).toThrow(/DATABASE_POOL_SIZE must be an integer from 1 to 500/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '501' })).toThrow(/DATABASE_POOL_SIZE/);
+    expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '-1' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
+    expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '86400001' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
   });
 });

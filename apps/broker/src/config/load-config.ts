@@ -16,7 +16,7 @@ const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SE
  * is one line naming each bad variable and what it allows.
  */
 export function loadConfig(env: Record<string, string | undefined>): BrokerConfig {
-  const known = [...Object.keys(new EnvironmentVariables()), ...OPTIONAL];
+  const known = configVariables();
   // Only our variables, and an empty value counts as unset.
   const given = Object.fromEntries(
     Object.entries(env).filter(([key, value]) => known.includes(key) && value !== undefined && value.trim() !== ''),
@@ -42,6 +42,8 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     simPort: vars.SIM_PORT,
     dataDir: vars.DATA_DIR,
     databaseUrl: vars.DATABASE_URL,
+    databasePoolSize: vars.DATABASE_POOL_SIZE,
+    databasePoolIdleTimeoutMs: vars.DATABASE_POOL_IDLE_TIMEOUT_MS,
     providers,
     simulated: !vars.PROVIDERS,
     simWebhookSecret: vars.SIM_WEBHOOK_SECRET,
@@ -90,6 +92,11 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     logLevel: vars.LOG_LEVEL,
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
   };
+}
+
+/** Every variable the broker reads. */
+export function configVariables(): string[] {
+  return [...Object.keys(new EnvironmentVariables()), ...OPTIONAL];
 }
 
 function describe(error: ValidationError, given: Record<string, string | undefined>): string {

@@ -58,6 +58,57 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * How late a 100 ms timer fires: a stall of the event loop (GC, synchronous work) shows as one
+   * observation of its length. Cumulative, so any number of scrapers can rate() it; prom-client's
+   * default `nodejs_eventloop_lag_*` gauges (monitorEventLoopDelay, reset at each scrape) sit beside it.
+   */
+  readonly eventLoopDelay = new Histogram({
+    name: 'broker_event_loop_delay_seconds',
+    help: 'Event-loop delay: how late a 100 ms timer fired',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  /** Statement class: the verb and first table (`select api_keys`), or the name a statement carries in a leading comment. */
+  readonly statementDuration = new Histogram({
+    name: 'broker_db_statement_duration_seconds',
+    help: 'Database statement time (after the connection is taken from the pool), by statement class',
+    labelNames: ['statement'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  readonly poolConnectionsOpened = new Counter({
+    name: 'broker_db_pool_connections_opened_total',
+    help: 'Connections the database pool has opened (each a backend fork and an authentication)',
+    registers: [this.registry],
+  });
+
+  /** Set by whoever owns the pool; read at each scrape. */
+  poolClientsSource?: () => { total: number; idle: number; waiting: number };
+
+  readonly poolClients: Gauge<'state'> = new Gauge({
+    name: 'broker_db_pool_clients',
+    help: 'Database pool clients: total open, idle, and requests waiting for one',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+    collect: () => {
+      const clients = this.poolClientsSource?.();
+      if (!clients) return;
+      for (const state of ['total', 'idle', 'waiting'] as const) this.poolClients.set({ state }, clients[state]);
+    },
+  });
+
+  /** A create's steps (reserve, bind, activate), so each one's share of a create is visible in production. */
+  readonly createStepDuration = new Histogram({
+    name: 'broker_session_create_step_seconds',
+    help: 'Time of each step of POST /v1/sessions, per provider attempt',
+    labelNames: ['step'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { BrokerMetrics } from './broker-metrics';
+import { EventLoopDelaySampler } from './event-loop-delay';
 import { MetricsController } from './metrics.controller';
 
 @Global()
-@Module({ providers: [BrokerMetrics], controllers: [MetricsController], exports: [BrokerMetrics] })
+@Module({ providers: [BrokerMetrics, EventLoopDelaySampler], controllers: [MetricsController], exports: [BrokerMetrics] })
 export class MetricsModule {}

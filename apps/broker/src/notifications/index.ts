@@ -3,7 +3,9 @@ export {
   EventOutbox,
   MAX_WEBHOOK_BODY_BYTES,
   WebhookBodyTooLargeError,
+  type GatingChange,
   type OpsEventInput,
+  type Queryable,
   type RecordedEvent,
   type SessionEventInput,
 } from './events/event-outbox';

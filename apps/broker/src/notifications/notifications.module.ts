@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { WebhooksController } from './api/webhooks.controller';
 import { WebhookHistory } from './api/webhook-history';
+import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
 import { NOTIFICATIONS_CLOCK, systemClock, type Clock } from './clock';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
@@ -15,7 +16,7 @@ import { CallbackUrlValidator } from './targets/callback-url-validator';
  * endpoint-down, breaker and SSRF rules. See docs/webhooks.md.
  */
 @Module({
-  controllers: [WebhooksController],
+  controllers: [WebhooksController, WebhookSecretsAdminController],
   providers: [
     { provide: NOTIFICATIONS_CLOCK, useValue: systemClock },
     {

@@ -88,7 +88,7 @@ describe('Standard Webhooks signatures', () => {
       const [{ id: accountId }] = (await dataSource.query(`INSERT INTO accounts (name) VALUES ('rotation') RETURNING id`)) as Array<{
         id: string;
       }>;
-      const previous = (await secrets.ensureCurrent(accountId))!.secret;
+      const previous = (await secrets.reveal(accountId))!.secret;
       const current = (await secrets.rotate(accountId)).secret;
       const signedAt = async (at: number) => {
         clock.set(at);

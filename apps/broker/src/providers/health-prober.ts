@@ -38,6 +38,11 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
     await this.round;
   }
 
+  /** Resolves once the round in progress (if any) has finished. */
+  async settled(): Promise<void> {
+    await this.round;
+  }
+
   /** One round of probes; public so tests and ops can trigger one. */
   async tick(): Promise<void> {
     if (this.stopped || this.round) return;

@@ -22,6 +22,7 @@ export class ProviderOpsEvents implements OnModuleInit {
           lastError: transition.lastError,
           at: new Date(transition.at).toISOString(),
         },
+        receivedAt: new Date(transition.at),
       });
     });
   }

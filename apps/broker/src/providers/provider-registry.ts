@@ -14,7 +14,7 @@ import {
 } from '@app/circuit-breaker';
 import { createProvider, type CpaasProvider, type ProviderOperation, type ProviderResult } from '@app/cpaas';
 import { BehaviorSubject, Subject, Subscription, asyncScheduler, map, switchMap, type Observable, type SchedulerLike } from 'rxjs';
-import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BROKER_CONFIG, type BreakerSettings, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { BreakerStateStore } from './breaker-state.store';
 
@@ -73,19 +73,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     @Inject(BREAKER_SCHEDULER) private readonly scheduler: SchedulerLike,
   ) {
     this.order = config.providers.map((p) => p.name);
-    const b = config.breaker;
-    this.policy = telephonyPolicy({
-      consecutiveFailures: b.consecutiveFailures,
-      windowMs: b.windowMs,
-      windowErrorRate: b.windowErrorRate,
-      windowMinCalls: b.windowMinCalls,
-      halfOpenAfterPasses: b.halfOpenAfterPasses,
-      halfOpenProbeShare: b.halfOpenProbeShare,
-      closeSuccessRate: b.closeSuccessRate,
-      closeAfterMs: b.closeAfterMs,
-      closeMinProbes: b.closeMinProbes,
-      slowCallMs: b.slowCallMs,
-    });
+    this.policy = providerBreakerPolicy(config.breaker);
   }
 
   /** Restores each provider's persisted breaker and disabled flag, so a restart mid-outage stays OPEN. */
@@ -282,4 +270,20 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
     if (!entry) throw new Error(`unknown provider "${name}"`);
     return entry;
   }
+}
+
+/** Each provider's breaker (telephony-failover.txt), from the BREAKER_* settings. */
+export function providerBreakerPolicy(b: BreakerSettings): BreakerPolicy {
+  return telephonyPolicy({
+    consecutiveFailures: b.consecutiveFailures,
+    windowMs: b.windowMs,
+    windowErrorRate: b.windowErrorRate,
+    windowMinCalls: b.windowMinCalls,
+    halfOpenAfterPasses: b.halfOpenAfterPasses,
+    halfOpenProbeShare: b.halfOpenProbeShare,
+    closeSuccessRate: b.closeSuccessRate,
+    closeAfterMs: b.closeAfterMs,
+    closeMinProbes: b.closeMinProbes,
+    slowCallMs: b.slowCallMs,
+  });
 }

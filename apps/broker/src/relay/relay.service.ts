@@ -114,13 +114,20 @@ export class RelayService {
           { id: interaction.id },
           { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null },
         );
-        await this.events.write(manager, 'message.relayed', session, {
-          sessionId: session.id,
-          interactionId: interaction.id,
-          from: interaction.from,
-          to: interaction.to,
-          attempts: interaction.attempts + 1,
-        });
+        await this.events.write(
+          manager,
+          'message.relayed',
+          session,
+          {
+            sessionId: session.id,
+            interactionId: interaction.id,
+            from: interaction.from,
+            to: interaction.to,
+            attempts: interaction.attempts + 1,
+          },
+          // Learned when the message came in, not when the relay (perhaps a retry) went out.
+          interaction.createdAt,
+        );
       } else {
         await manager.update(Interaction, { id: interaction.id }, { lastError: sent.failure.reason });
         this.logger.warn(`relay ${interaction.id} on ${session.provider} failed (${sent.failure.reason}); retrying`);
@@ -148,14 +155,20 @@ export class RelayService {
       { id: interaction.id },
       { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason },
     );
-    await this.events.write(manager, 'message.failed', session, {
-      sessionId: session.id,
-      interactionId: interaction.id,
-      from: interaction.from,
-      to: interaction.to,
-      attempts: interaction.attempts,
-      reason: interaction.lastError ?? reason,
-    });
+    await this.events.write(
+      manager,
+      'message.failed',
+      session,
+      {
+        sessionId: session.id,
+        interactionId: interaction.id,
+        from: interaction.from,
+        to: interaction.to,
+        attempts: interaction.attempts,
+        reason: interaction.lastError ?? reason,
+      },
+      interaction.createdAt,
+    );
   }
 
   private async recordSms(session: Session, event: Extract<InboundEvent, { channel: 'sms' }>, to: string): Promise<Interaction> {

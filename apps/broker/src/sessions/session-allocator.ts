@@ -32,7 +32,7 @@ const MAX_ATTEMPTS = 8;
  * it) in load order, the pending session, and its two participant rows. Being one statement it is
  * one round trip and atomic without an explicit transaction.
  */
-export const RESERVE_SQL = `
+export const RESERVE_SQL = `/* session.reserve */
   WITH candidate AS (
     SELECT pn.id, pn.number FROM proxy_numbers pn
      WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { EventOutbox, type SessionEventType } from '../notifications';
+import { EventOutbox, type Queryable, type SessionEventType } from '../notifications';
 import { SessionDto } from './dto/session.dto';
 import type { Session } from './session.entity';
 
@@ -12,21 +12,57 @@ import type { Session } from './session.entity';
 export class SessionEvents {
   constructor(private readonly outbox: EventOutbox) {}
 
-  async created(manager: EntityManager, session: Session): Promise<void> {
-    await this.write(manager, 'session.created', session, { session: SessionDto.from(session) });
+  /**
+   * Makes the reservation active with its binding and records `session.created`, in one statement:
+   * the event exists exactly when the activation happened (its `receivedAt` is when the create came in).
+   * False when the session was no longer pending.
+   */
+  async activated(runner: Queryable, session: Session): Promise<boolean> {
+    const recorded = await this.outbox.recordWithChange(
+      runner,
+      {
+        sql: `UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending' RETURNING id`,
+        params: [session.id, session.bindingId],
+      },
+      {
+        type: 'session.created',
+        accountId: session.accountId,
+        sessionId: session.id,
+        callbackUrl: session.callbackUrl,
+        data: { session: SessionDto.from(session) },
+        receivedAt: session.createdAt,
+      },
+    );
+    return recorded !== null;
   }
 
+  /** Closed: learned at the DELETE (`endedAt`); expired: when the sweeper finds it (now). */
   async ended(manager: EntityManager, session: Session, status: 'closed' | 'expired'): Promise<void> {
-    await this.write(manager, status === 'closed' ? 'session.closed' : 'session.expired', session, { session: SessionDto.from(session) });
+    const type = status === 'closed' ? 'session.closed' : 'session.expired';
+    await this.write(
+      manager,
+      type,
+      session,
+      { session: SessionDto.from(session) },
+      status === 'closed' ? (session.endedAt ?? undefined) : undefined,
+    );
   }
 
-  async write(manager: EntityManager, type: SessionEventType, session: Session, data: Record<string, unknown>): Promise<void> {
+  /** `receivedAt`: when the broker learned of the thing (sent as `data.receivedAt`); unset: now. */
+  async write(
+    manager: EntityManager,
+    type: SessionEventType,
+    session: Session,
+    data: Record<string, unknown>,
+    receivedAt?: Date,
+  ): Promise<void> {
     await this.outbox.record(manager, {
       type,
       accountId: session.accountId,
       sessionId: session.id,
       callbackUrl: session.callbackUrl,
       data,
+      receivedAt,
     });
   }
 }

@@ -2,5 +2,11 @@
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
+import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const MIGRATIONS: Function[] = [InitialSchema1796021822493, WebhookDelivery1796022731916, InteractionEvents1796023173236];
+export const MIGRATIONS: Function[] = [
+  InitialSchema1796021822493,
+  WebhookDelivery1796022731916,
+  InteractionEvents1796023173236,
+  WebhookSecretAtCreation1796073688584,
+];

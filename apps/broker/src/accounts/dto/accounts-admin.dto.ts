@@ -62,12 +62,26 @@ export class AccountDto {
   apiKeys: ApiKeyDto[];
 }
 
+export class FirstWebhookSecretDto {
+  @ApiProperty({
+    description: "The account's first webhook signing secret, shown this once.",
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  })
+  secret: string;
+
+  @ApiProperty()
+  createdAt: string;
+}
+
 export class CreatedAccountDto {
   @ApiProperty({ type: AccountDto })
   account: AccountDto;
 
   @ApiProperty({ type: CreatedApiKeyDto })
   apiKey: CreatedApiKeyDto;
+
+  @ApiProperty({ type: FirstWebhookSecretDto })
+  webhookSecret: FirstWebhookSecretDto;
 }
 
 export class AccountListDto {

@@ -3,9 +3,15 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../../accounts';
-import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
 import { CallbackUrlValidator } from '../targets/callback-url-validator';
-import { CallbackUrlDto, RotatedWebhookSecretDto, SetCallbackUrlDto, WebhookSecretStatusDto } from './dto/account-webhooks.dto';
+import {
+  CallbackUrlDto,
+  RevealedWebhookSecretDto,
+  RotatedWebhookSecretDto,
+  SetCallbackUrlDto,
+  WebhookSecretStatusDto,
+} from './dto/account-webhooks.dto';
 import { DeliveryDto } from './dto/delivery.dto';
 import { EventListDto, ListEventsQueryDto } from './dto/events.dto';
 import { WebhookHistory } from './webhook-history';
@@ -54,9 +60,21 @@ export class WebhooksController {
   async setCallbackUrl(@CurrentPrincipal() principal: Principal, @Body() body: SetCallbackUrlDto): Promise<CallbackUrlDto> {
     if (body.callbackUrl !== null) this.urls.assertAcceptable(body.callbackUrl);
     await this.dataSource.query('UPDATE accounts SET default_callback_url = $2 WHERE id = $1', [principal.accountId, body.callbackUrl]);
-    // Deliveries will need a secret: the first one is made now and shown in this answer, once.
-    const created = body.callbackUrl !== null ? await this.secrets.ensureCurrent(principal.accountId) : null;
-    return created ? { callbackUrl: body.callbackUrl, webhookSecret: created.secret } : { callbackUrl: body.callbackUrl };
+    // Deliveries will be signed: a secret the account has not seen yet is shown in this answer, once.
+    const unseen = body.callbackUrl !== null ? await this.secrets.reveal(principal.accountId) : null;
+    return unseen ? { callbackUrl: body.callbackUrl, webhookSecret: unseen.secret } : { callbackUrl: body.callbackUrl };
+  }
+
+  @Post('account/webhook-secret/reveal')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'The current signing secret, if it was never shown: shown this once. 409 once it was (rotate for a new one).',
+  })
+  @ApiOkResponse({ type: RevealedWebhookSecretDto })
+  async revealSecret(@CurrentPrincipal() principal: Principal): Promise<RevealedWebhookSecretDto> {
+    const revealed = await this.secrets.reveal(principal.accountId);
+    if (!revealed) throw secretAlreadyShown();
+    return revealed;
   }
 
   @Get('account/webhook-secret')

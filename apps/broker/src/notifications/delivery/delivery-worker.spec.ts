@@ -131,7 +131,13 @@ describe('DeliveryWorker', () => {
     expect(got.headers['webhook-id']).toBe(deliveryId);
     expect(got.headers['webhook-timestamp']).toBe(String(T0 / 1000));
     const payload = verifyWebhook(await secrets.signingSecrets(acct), got.headers, got.body, { now: T0 });
-    expect(payload).toEqual({ id: eventId, type: 'session.created', timestamp: new Date(T0).toISOString(), data: { sessionId: 's1' } });
+    // No receivedAt given: the broker learned of it when it was recorded.
+    expect(payload).toEqual({
+      id: eventId,
+      type: 'session.created',
+      timestamp: new Date(T0).toISOString(),
+      data: { sessionId: 's1', receivedAt: new Date(T0).toISOString() },
+    });
     expect(await delivery(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1, last_error: null });
   });
 
@@ -249,6 +255,31 @@ describe('DeliveryWorker', () => {
     for (const { deliveryId } of [first, ...waiting]) expect((await delivery(deliveryId)).status).toBe('delivered');
   });
 
+  it('a URL down for an hour gets an attempt every 5 min (at most 6 with the breaker jitter), never the breaker 8 or 10 min', async () => {
+    receiver.answer = () => ({ status: 503 });
+    // The largest draw: every wait as long as its jitter allows.
+    const w = worker({}, () => 0.999_999);
+    const acct = await account();
+    const { deliveryId } = await record(acct, receiver.url);
+    const attemptTimes: number[] = [];
+    // Step the clock from one due time to the next (the delivery's own, or the URL's block), an hour long.
+    for (let step = 0; step < 500 && clock.now() < T0 + HOUR; step++) {
+      const before = receiver.received.length;
+      await run(w);
+      if (receiver.received.length > before) attemptTimes.push(clock.now());
+      const next = (await delivery(deliveryId)).next_attempt_at;
+      if (next === null) throw new Error('the delivery stopped being scheduled');
+      clock.set(Math.max(next.getTime(), clock.now() + 1));
+    }
+    const gaps = attemptTimes.slice(1).map((t, i) => t - attemptTimes[i]);
+    // Failures 1 and 2 on the retry schedule (5 s and 10 s, each +50 %); from the 3rd the URL is down.
+    expect(gaps.slice(0, 2)).toEqual([7_500, 15_000]);
+    const downGaps = gaps.slice(2);
+    expect(downGaps.filter((gap) => gap < 5 * MIN || gap > 6 * MIN).map((gap) => gap / MIN)).toEqual([]);
+    // An hour of 5–6 minute gaps, after the first 22.5 s.
+    expect(downGaps.length).toBeGreaterThanOrEqual(10);
+  });
+
   it('each callback URL has its own breaker: a failing URL opens only its own, and what it skips is postponed, not dropped', async () => {
     receiver.answer = (req) => ({ status: req.path === '/hooks/bad' ? 500 : 200 });
     // The down rule out of the way: the breaker alone.
@@ -356,8 +387,13 @@ describe('DeliveryWorker', () => {
   });
 
   it('sends provider.state_changed to OPS_WEBHOOK_URL, signed with OPS_WEBHOOK_SECRET', async () => {
+    const transitionAt = new Date(T0 - 1_500);
     const recorded = await dataSource.transaction((manager) =>
-      outbox.recordOps(manager, { type: 'provider.state_changed', data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' } }),
+      outbox.recordOps(manager, {
+        type: 'provider.state_changed',
+        data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' },
+        receivedAt: transitionAt,
+      }),
     );
     expect(recorded?.deliveryId).toBeTruthy();
     await run(worker());
@@ -365,7 +401,8 @@ describe('DeliveryWorker', () => {
     expect(got.path).toBe('/hooks/ops');
     expect(verifyWebhook('ops-secret-0123456789', got.headers, got.body, { now: T0 })).toMatchObject({
       type: 'provider.state_changed',
-      data: { provider: 'primary', to: 'OPEN' },
+      timestamp: new Date(T0).toISOString(),
+      data: { provider: 'primary', to: 'OPEN', receivedAt: transitionAt.toISOString() },
     });
   });
 

@@ -66,8 +66,8 @@ describe('EndpointHealth: the endpoint-down rule and the per-URL breaker', () =>
 
   it('opens the per-URL breaker on the 5th failure; each failed trial doubles the wait: 1, 2, 4, 8, 10, 10 min', () => {
     const clock = new ManualClock(0);
-    // The down rule out of the way, to see the breaker alone.
-    const h = health({ ...REFERENCE, downAfterFailures: 1000 }, clock);
+    // The down rule out of the way (never reached, and its interval above the breaker's cap), to see the breaker alone.
+    const h = health({ ...REFERENCE, downAfterFailures: 1000, downRetryIntervalMs: 60 * MIN }, clock);
     fail(h, 4);
     expect(h.condition()).toBe('healthy');
     fail(h);
@@ -95,23 +95,27 @@ describe('EndpointHealth: the endpoint-down rule and the per-URL breaker', () =>
     expect((gate as { until: number }).until).toBeCloseTo(MIN * factor, -1);
   });
 
-  it('both rules together: an attempt needs both; the later of the two waits wins', () => {
+  it.each([
+    ['no jitter', 0.5, [5, 5, 5, 5, 5, 5, 5, 5, 5]],
+    ['the most jitter', 0.999_999, [5, 5, 5, 5, 5, 6, 6, 6, 6]],
+  ])('both rules together (%s): the breaker never stretches a down endpoint past 5 min plus its ±20 %%', (_, draw, expected) => {
     const clock = new ManualClock(0);
-    const h = health(REFERENCE, clock);
+    const h = health(REFERENCE, clock, () => draw);
     fail(h, 3); // down
     const waits: number[] = [];
     let from = clock.now();
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 9; i++) {
       const gate = h.gate(0);
       if (gate.kind !== 'blocked') throw new Error(`expected blocked, got ${gate.kind}`);
-      waits.push((gate.until - from) / MIN);
+      waits.push(Math.round((gate.until - from) / 1000) / 60);
       clock.set(gate.until);
       from = gate.until;
       fail(h);
     }
     // Failures 4 and 5 are down-mode trials (the 5th opens the breaker for 1 min, under the 5-minute rule);
-    // the breaker's 2 and 4 minutes hide under it too, then its 8 and 10 minutes show.
-    expect(waits).toEqual([5, 5, 5, 5, 5, 8, 10]);
+    // the breaker's 2 and 4 minutes hide under it too; its 8 and 10 minutes are capped at the down rule's 5
+    // (then ±20 %: at most 6).
+    expect(waits).toEqual(expected);
     clock.set(clock.now() + 10 * MIN);
     expect(h.record(send(h.gate(0)), { ok: true, durationMs: 3 })).toBe(true);
     expect(h.condition()).toBe('healthy');

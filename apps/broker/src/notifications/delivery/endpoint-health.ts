@@ -5,7 +5,9 @@
  * - the "endpoint down" rule (webhook-delivery.txt, `endpointDownPolicy`): 3 failures in a row and the
  *   endpoint gets a single attempt every 5 minutes until a 2xx;
  * - the per-callback-URL breaker (callback-breaker.txt, `callbackUrlPolicy`): 5 failures in a row open it
- *   for 1 minute (±20 %), then a single trial; each failed trial doubles the wait up to 10 minutes.
+ *   for 1 minute (±20 %), then a single trial; each failed trial doubles the wait up to 10 minutes, but never
+ *   past the down rule's 5 minutes: the breaker may shorten a down endpoint's wait, never lengthen it (beyond
+ *   its own ±20 % on the capped 5 minutes).
  *
  * An attempt goes only when both admit it. While either is not CLOSED, one attempt at a time is made (the
  * trial); while either is OPEN before its retry time the endpoint is blocked until the later of the two.
@@ -55,10 +57,12 @@ export type EndpointCondition = 'healthy' | 'down' | 'breaker-open' | 'trial';
 export function endpointPolicies(settings: EndpointHealthSettings): { down: BreakerPolicy; url: BreakerPolicy } {
   return {
     down: endpointDownPolicy({ failuresInARow: settings.downAfterFailures, attemptEveryMs: settings.downRetryIntervalMs }),
+    // A down endpoint gets one attempt every downRetryIntervalMs (webhook-delivery.txt): the breaker's waits
+    // may be shorter (hidden under it), never longer, so its grown reset is capped there (plus its jitter).
     url: callbackUrlPolicy({
       maxFailures: settings.breakerFailures,
-      resetTimeoutMs: settings.breakerResetMs,
-      maxResetTimeoutMs: settings.breakerMaxResetMs,
+      resetTimeoutMs: Math.min(settings.breakerResetMs, settings.downRetryIntervalMs),
+      maxResetTimeoutMs: Math.min(settings.breakerMaxResetMs, settings.downRetryIntervalMs),
     }),
   };
 }

@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { HOSTILE_URLS } from '../testing/hostile-urls';
 import { WebhookReceiver } from '../testing/webhook-receiver';
 import { MAX_RESPONSE_READ_BYTES, WebhookSender, type SenderSettings } from './webhook-sender';
@@ -98,6 +99,32 @@ describe('WebhookSender: one attempt', () => {
       delivered: false,
       error: 'connection refused',
     });
+  });
+
+  it('gives up connecting after the connect timeout: a listener that accepts no connection', async () => {
+    // A listener in a stopped process: the kernel queues a connection or two, then drops further SYNs, so a
+    // connect neither succeeds nor is refused. Only the connect timeout ends it.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        "const s = require('net').createServer(); s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => { process.stdout.write(String(s.address().port) + '\\n', () => process.kill(process.pid, 'SIGSTOP')); });",
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const fillers: Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve) =>
+        child.stdout.once('data', (chunk: Buffer) => resolve(Number(String(chunk).trim()))),
+      );
+      // Fill the accept queue (nobody takes from it).
+      for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => undefined));
+      const result = await sender({ connectTimeoutMs: 300 }).send({ url: `http://127.0.0.1:${port}/`, body, headers: {} });
+      expect(result).toMatchObject({ delivered: false, statusCode: null, error: 'connect timeout after 300 ms', aborted: false });
+    } finally {
+      for (const socket of fillers) socket.destroy();
+      child.kill('SIGKILL');
+    }
   });
 
   it('an attempt aborted by shutdown is marked aborted (it does not count)', async () => {

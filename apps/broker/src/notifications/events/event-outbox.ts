@@ -20,11 +20,20 @@ export interface SessionEventInput {
   /** The session's callback URL; null → the account's default; neither → the event is stored, not delivered. */
   callbackUrl: string | null;
   data: Record<string, unknown>;
+  /** When the broker learned of the thing (an inbound message's arrival, …); unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
+}
+
+/** An EntityManager or a DataSource: whatever runs one statement. */
+export interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
 }
 
 export interface OpsEventInput {
   type: OpsEventType;
   data: Record<string, unknown>;
+  /** When the transition happened; unset: now. Sent as `data.receivedAt`. */
+  receivedAt?: Date;
 }
 
 export interface RecordedEvent {
@@ -49,6 +58,33 @@ const INSERT = `
   )
   SELECT url, pg_notify('${DELIVERY_CHANNEL}', url) FROM dl`;
 
+/** A data-modifying statement (its own `$1`, `$2`, …) that returns a row when it changed something. */
+export interface GatingChange {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The event and its delivery, written only if the change (`gate`) returned a row; the change's own
+ * parameters follow the outbox's ten. Parameters are cast because INSERT … SELECT does not infer them.
+ */
+const INSERT_AFTER_CHANGE = (gate: string) => `/* outbox.record-with-change */
+  WITH gate AS (${gate.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 10}`)}
+  ), target AS (
+    SELECT COALESCE($5::text, (SELECT default_callback_url FROM accounts WHERE id = $2::uuid)) AS url FROM gate LIMIT 1
+  ), ev AS (
+    INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at)
+    SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $6::jsonb, $7::timestamptz FROM target
+  ), dl AS (
+    INSERT INTO webhook_deliveries (id, event_id, account_id, kind, url, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
+    SELECT $8::uuid, $1::uuid, $2::uuid, $10::text, t.url, 'pending', 0, $7::timestamptz, $9::timestamptz, $7::timestamptz, $7::timestamptz
+      FROM target t WHERE t.url IS NOT NULL
+    RETURNING url
+  ), notified AS (
+    SELECT pg_notify('${DELIVERY_CHANNEL}', url) FROM dl
+  )
+  SELECT (SELECT count(*) FROM target)::int AS changed, (SELECT count(*) FROM notified)::int AS delivered`;
+
 export class EventOutbox {
   constructor(
     private readonly clock: Clock,
@@ -58,14 +94,38 @@ export class EventOutbox {
   /** Records a session event, and its delivery, in the caller's transaction (`manager`). */
   async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
     if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
-    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data);
+    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
+  }
+
+  /**
+   * Runs `change` and records the event in the same statement, only if the change returned a row: one
+   * round trip, atomic without an explicit transaction (so a create's activation and its event cost one
+   * commit). Null when the change changed nothing (and nothing was recorded).
+   */
+  async recordWithChange(runner: Queryable, change: GatingChange, event: SessionEventInput): Promise<RecordedEvent | null> {
+    if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
+    const { params, eventId, deliveryId } = this.prepare(
+      event.type,
+      event.accountId,
+      event.sessionId,
+      event.callbackUrl,
+      'account',
+      event.data,
+      event.receivedAt,
+    );
+    const rows = (await runner.query(INSERT_AFTER_CHANGE(change.sql), [...params, ...change.params])) as Array<{
+      changed: number;
+      delivered: number;
+    }>;
+    if (rows[0].changed === 0) return null;
+    return { eventId, deliveryId: rows[0].delivered > 0 ? deliveryId : null };
   }
 
   /** Records an ops event for OPS_WEBHOOK_URL; without that URL there is nobody to tell and nothing is stored. */
   async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
     if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);
     if (!this.settings.opsWebhookUrl) return null;
-    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data);
+    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data, event.receivedAt);
   }
 
   private async insert(
@@ -75,16 +135,34 @@ export class EventOutbox {
     sessionId: string | null,
     callbackUrl: string | null,
     kind: 'account' | 'ops',
-    data: Record<string, unknown>,
+    eventData: Record<string, unknown>,
+    receivedAt: Date | undefined,
   ): Promise<RecordedEvent> {
+    const { params, eventId, deliveryId } = this.prepare(type, accountId, sessionId, callbackUrl, kind, eventData, receivedAt);
+    const rows = (await manager.query(INSERT, params)) as Array<{ url: string }>;
+    return { eventId, deliveryId: rows.length > 0 ? deliveryId : null };
+  }
+
+  /** The ten parameters of an event and its delivery, the body's size checked. */
+  private prepare(
+    type: string,
+    accountId: string | null,
+    sessionId: string | null,
+    callbackUrl: string | null,
+    kind: 'account' | 'ops',
+    eventData: Record<string, unknown>,
+    receivedAt: Date | undefined,
+  ): { params: unknown[]; eventId: string; deliveryId: string } {
     const now = this.clock.now();
     const eventId = randomUUID();
     const deliveryId = randomUUID();
     const createdAt = new Date(now);
+    // webhook-delivery.txt: receivers order events by `receivedAt` inside `data`, every event carries it.
+    const data = { ...eventData, receivedAt: (receivedAt ?? createdAt).toISOString() };
     const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
     if (size > MAX_WEBHOOK_BODY_BYTES)
       throw new WebhookBodyTooLargeError(`a ${type} webhook body would be ${size} bytes; at most ${MAX_WEBHOOK_BODY_BYTES} are sent`);
-    const rows = (await manager.query(INSERT, [
+    const params = [
       eventId,
       accountId,
       sessionId,
@@ -95,7 +173,7 @@ export class EventOutbox {
       deliveryId,
       new Date(now + this.settings.giveUpAfterMs).toISOString(),
       kind,
-    ])) as Array<{ url: string }>;
-    return { eventId, deliveryId: rows.length > 0 ? deliveryId : null };
+    ];
+    return { params, eventId, deliveryId };
   }
 }

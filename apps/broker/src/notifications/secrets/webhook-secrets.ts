@@ -1,11 +1,14 @@
 /**
- * Each account's signing secrets. An account's first secret is made the first time one is needed (its
- * first signed delivery, or setting a default callback URL) and is shown only then, through the request
- * that made it; a rotation makes a new one, shows it once, and keeps the previous one signing for
- * WEBHOOK_SECRET_OVERLAP_MS (24 h). Signing reads them through a cache of one second, dropped locally on
- * rotation, so another replica picks up a rotation within that second.
+ * Each account's signing secrets. An account's first secret is made with the account (and, for accounts
+ * older than that rule, by the migration `WebhookSecretAtCreation`); each secret is shown once: by the
+ * request that made it (account creation through the admin API or CLI, a rotation), or else by the first
+ * `reveal` (`POST /v1/account/webhook-secret/reveal`, its admin twin, or the first `PUT
+ * /v1/account/callback-url` that finds it unseen). A rotation makes a new one, shows it once, and keeps
+ * the previous one signing for WEBHOOK_SECRET_OVERLAP_MS (24 h). Signing reads them through a cache of one
+ * second, dropped locally on rotation, so another replica picks up a rotation within that second.
  */
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ProblemException } from '../../common/problem';
 import type { Clock } from '../clock';
 import { newWebhookSecret } from '../signature';
 
@@ -14,8 +17,47 @@ const CACHE_MAX = 10_000;
 
 export interface SecretStatus {
   configured: boolean;
+  /** Whether the current secret was shown; false: `reveal` shows it once. */
+  revealed: boolean;
   createdAt: string | null;
   previousSecretExpiresAt: string | null;
+}
+
+/** The answer to a reveal of a secret that was already shown. */
+export function secretAlreadyShown(): ProblemException {
+  return new ProblemException(
+    409,
+    'Webhook secret already shown',
+    'The current webhook secret was already shown once and is not shown again; rotate it (POST /v1/account/webhook-secret/rotate) for a new one.',
+    'webhook-secret-already-shown',
+  );
+}
+
+/** The current secret, shown by a reveal. */
+export interface RevealedSecret {
+  secret: string;
+  createdAt: string;
+  previousSecretExpiresAt: string | null;
+}
+
+/**
+ * Makes a new account's first secret in the transaction that makes the account. `shown`: the caller
+ * returns it in its answer (so it is not revealed again); otherwise the first reveal shows it.
+ */
+export async function createFirstWebhookSecret(
+  manager: EntityManager,
+  accountId: string,
+  at: Date,
+  shown: boolean,
+): Promise<{ secret: string; createdAt: string }> {
+  const secret = newWebhookSecret();
+  await manager.query('INSERT INTO webhook_secrets (account_id, secret, created_at, revealed_at) VALUES ($1, $2, $3, $4)', [
+    accountId,
+    secret,
+    at.toISOString(),
+    shown ? at.toISOString() : null,
+  ]);
+  return { secret, createdAt: at.toISOString() };
 }
 
 export interface RotatedSecret {
@@ -45,22 +87,41 @@ export class WebhookSecrets {
     }
     const list = secrets.map((s) => s.secret);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    // Never kept past the previous secret's expiry: it stops signing at the end of the overlap, not a cache later.
-    const expiries = secrets.flatMap((s) => (s.expiresAt ? [s.expiresAt.getTime()] : []));
-    this.cache.set(accountId, { secrets: list, until: Math.min(now + CACHE_TTL_MS, ...expiries) });
+    // Never past a previous secret's end: it stops signing at its expiry, not up to a cache lifetime later.
+    const ends = secrets.map((s) => s.expiresAt?.getTime() ?? Infinity);
+    this.cache.set(accountId, { secrets: list, until: Math.min(now + CACHE_TTL_MS, ...ends) });
     return list;
   }
 
-  /** Makes the account's current secret if it has none. Returns it only when this call made it. */
-  async ensureCurrent(accountId: string): Promise<{ secret: string; createdAt: string } | null> {
-    const createdAt = new Date(this.clock.now()).toISOString();
-    const rows = (await this.dataSource.query(
+  /**
+   * Makes the account's current secret if it has none (not yet shown). Every account gets one with the
+   * account; this keeps signing safe for one made some other way (a row inserted by hand).
+   */
+  async ensureCurrent(accountId: string): Promise<void> {
+    await this.dataSource.query(
       `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id) WHERE expires_at IS NULL DO NOTHING
-       RETURNING secret`,
-      [accountId, newWebhookSecret(), createdAt],
-    )) as Array<{ secret: string }>;
-    return rows.length > 0 ? { secret: rows[0].secret, createdAt } : null;
+       ON CONFLICT (account_id) WHERE expires_at IS NULL DO NOTHING`,
+      [accountId, newWebhookSecret(), new Date(this.clock.now()).toISOString()],
+    );
+  }
+
+  /**
+   * The current secret, if it was never shown: marks it shown and returns it, this once. Null when it was
+   * already shown (a rotation is then the way to a secret the caller can read).
+   */
+  async reveal(accountId: string): Promise<RevealedSecret | null> {
+    await this.ensureCurrent(accountId);
+    const now = this.clock.now();
+    const rows = (await this.dataSource.query(
+      `UPDATE webhook_secrets SET revealed_at = $2
+        WHERE account_id = $1 AND expires_at IS NULL AND revealed_at IS NULL
+        RETURNING secret, created_at`,
+      [accountId, new Date(now).toISOString()],
+    )) as [Array<{ secret: string; created_at: Date }>, number];
+    const [row] = rows[0];
+    if (!row) return null;
+    const { previousSecretExpiresAt } = await this.status(accountId);
+    return { secret: row.secret, createdAt: row.created_at.toISOString(), previousSecretExpiresAt };
   }
 
   /** A new current secret, returned this once; the previous one signs for the overlap, any older one stops now. */
@@ -77,7 +138,8 @@ export class WebhookSecrets {
       )) as [unknown[], number];
       const secret = newWebhookSecret();
       const createdAt = new Date(now).toISOString();
-      await manager.query('INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)', [
+      // Shown in this answer: never revealed again.
+      await manager.query('INSERT INTO webhook_secrets (account_id, secret, created_at, revealed_at) VALUES ($1, $2, $3, $3)', [
         accountId,
         secret,
         createdAt,
@@ -94,6 +156,7 @@ export class WebhookSecrets {
     const previous = rows.find((r) => !r.current);
     return {
       configured: current !== undefined,
+      revealed: current?.revealed ?? false,
       createdAt: current?.createdAt.toISOString() ?? null,
       previousSecretExpiresAt: previous?.expiresAt?.toISOString() ?? null,
     };
@@ -102,13 +165,19 @@ export class WebhookSecrets {
   private async read(
     accountId: string,
     now: number,
-  ): Promise<Array<{ secret: string; current: boolean; createdAt: Date; expiresAt: Date | null }>> {
+  ): Promise<Array<{ secret: string; current: boolean; createdAt: Date; expiresAt: Date | null; revealed: boolean }>> {
     const rows = (await this.dataSource.query(
-      `SELECT secret, created_at, expires_at FROM webhook_secrets
+      `SELECT secret, created_at, expires_at, revealed_at FROM webhook_secrets
         WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > $2)
         ORDER BY (expires_at IS NULL) DESC, created_at DESC`,
       [accountId, new Date(now).toISOString()],
-    )) as Array<{ secret: string; created_at: Date; expires_at: Date | null }>;
-    return rows.map((r) => ({ secret: r.secret, current: r.expires_at === null, createdAt: r.created_at, expiresAt: r.expires_at }));
+    )) as Array<{ secret: string; created_at: Date; expires_at: Date | null; revealed_at: Date | null }>;
+    return rows.map((r) => ({
+      secret: r.secret,
+      current: r.expires_at === null,
+      createdAt: r.created_at,
+      expiresAt: r.expires_at,
+      revealed: r.revealed_at !== null,
+    }));
   }
 }

@@ -20,15 +20,21 @@ export class CallbackUrlDto {
   callbackUrl: string | null;
 
   @ApiPropertyOptional({
-    description: "Present only when this request created the account's first webhook secret: shown this once.",
+    description:
+      "Present only when the account's current webhook secret was never shown before (made with the account, or by the migration that gave older accounts one): shown this once.",
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   })
   webhookSecret?: string;
 }
 
 export class WebhookSecretStatusDto {
-  @ApiProperty({ description: 'Whether the account has a signing secret (it is made on first need).' })
+  @ApiProperty({ description: 'Whether the account has a signing secret (every account gets one when it is made).' })
   configured: boolean;
+
+  @ApiProperty({
+    description: 'Whether the current secret was already shown; false: POST /v1/account/webhook-secret/reveal shows it, once.',
+  })
+  revealed: boolean;
 
   @ApiProperty({ type: String, nullable: true })
   createdAt: string | null;
@@ -45,5 +51,16 @@ export class RotatedWebhookSecretDto {
   createdAt: string;
 
   @ApiProperty({ type: String, nullable: true, description: 'The previous secret keeps signing until then; null if there was none.' })
+  previousSecretExpiresAt: string | null;
+}
+
+export class RevealedWebhookSecretDto {
+  @ApiProperty({ description: 'The current secret, shown this once.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })
+  secret: string;
+
+  @ApiProperty()
+  createdAt: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The previous secret keeps signing until then; null if there is none.' })
   previousSecretExpiresAt: string | null;
 }

@@ -1,0 +1,58 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool, PoolClient } from 'pg';
+import type { DataSource, EntitySubscriberInterface } from 'typeorm';
+import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent.js';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import { StatementClasses } from './statement-class';
+
+/**
+ * The database pool seen from the outside: each statement's time by class, the connections the pool
+ * opens, and the pool's clients at scrape time. At start it opens every connection of the pool at once
+ * (the pool keeps them, see `brokerDataSourceOptions`), so no request pays for a connection.
+ */
+@Injectable()
+export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger(DatabaseObserver.name);
+  private readonly classes = new StatementClasses();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    private readonly metrics: BrokerMetrics,
+  ) {}
+
+  onModuleInit(): void {
+    this.dataSource.subscribers.push(this);
+    const pool = this.pool();
+    pool.on('connect', () => this.metrics.poolConnectionsOpened.inc());
+    // Also count the connections TypeORM opened while initialising (one, released at once).
+    this.metrics.poolConnectionsOpened.inc(pool.totalCount);
+    this.metrics.poolClientsSource = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const pool = this.pool();
+    const clients: PoolClient[] = [];
+    try {
+      // All at once: the pool opens one connection per waiting request, up to its size.
+      const opened = await Promise.allSettled(Array.from({ length: this.config.databasePoolSize }, () => pool.connect()));
+      for (const result of opened) if (result.status === 'fulfilled') clients.push(result.value);
+      const failed = opened.length - clients.length;
+      if (failed > 0)
+        this.logger.warn(`opened ${clients.length} of ${opened.length} database connections at start; the rest open on demand`);
+    } finally {
+      for (const client of clients) client.release();
+    }
+  }
+
+  afterQuery(event: AfterQueryEvent): void {
+    if (event.executionTime === undefined) return;
+    this.metrics.statementDuration.observe({ statement: this.classes.of(event.query) }, event.executionTime / 1000);
+  }
+
+  private pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
+}

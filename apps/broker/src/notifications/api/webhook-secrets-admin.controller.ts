@@ -1,0 +1,36 @@
+import { Controller, HttpCode, Inject, Param, ParseUUIDPipe, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AdminTokenGuard } from '../../accounts';
+import { ProblemException } from '../../common/problem';
+import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
+import { RevealedWebhookSecretDto } from './dto/account-webhooks.dto';
+
+const noAccount = () => new ProblemException(404, 'Not found', 'No account with this id.', 'not-found');
+
+/** The operator's side of the one-time reveal (`broker accounts reveal-secret <id>`): same once-only flag as the account's. */
+@ApiTags('admin')
+@ApiBearerAuth('admin-token')
+@UseGuards(AdminTokenGuard)
+@Controller('v1/admin/accounts')
+export class WebhookSecretsAdminController {
+  constructor(
+    @Inject(WebhookSecrets) private readonly secrets: WebhookSecrets,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  @Post(':id/webhook-secret/reveal')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "An account's current webhook secret, if it was never shown: shown this once. 409 once it was.",
+  })
+  @ApiOkResponse({ type: RevealedWebhookSecretDto })
+  async reveal(@Param('id', new ParseUUIDPipe({ exceptionFactory: noAccount })) id: string): Promise<RevealedWebhookSecretDto> {
+    const [account] = (await this.dataSource.query('SELECT id FROM accounts WHERE id = $1', [id])) as unknown[];
+    if (!account) throw noAccount();
+    const revealed = await this.secrets.reveal(id);
+    if (!revealed) throw secretAlreadyShown();
+    return revealed;
+  }
+}
