@@ -20,6 +20,8 @@ export default {
   transform: { '^.+\\.ts$': ['@swc/jest', swc] },
   moduleNameMapper: {
     '^@app/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    // The SDK under its published name, as its examples and the docs import it.
+    '^@session-broker/sdk$': '<rootDir>/libs/sdk/src/index.ts',
   },
   testMatch: ['<rootDir>/{apps,libs}/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   globalSetup: '<rootDir>/libs/testing/src/global-setup.ts',

@@ -1,12 +1,14 @@
 /**
  * `Idempotency-Key` on POST /v1/sessions against the running broker, each rule from its own state:
- * a 5xx lets go of the key, a stored 4xx is replayed whole, a request still running answers 409
- * once it is older than any create can take, a bad key is a 400, and a record is forgotten after
- * 24 h. Time is the broker's idempotency clock, moved by hand; nothing waits on the wall clock
+ * a 5xx lets go of the key, a stored answer is replayed byte for byte, a request still running is
+ * waited for, a key whose request died is taken over once it is older than any create can take
+ * (and answers the session the dead request made, if it made one), a bad key is a 400, and a record
+ * is forgotten after 24 h. Time is the broker's idempotency clock, moved by hand; nothing waits on the wall clock
  * except the provider timeout that keeps the first request running.
  */
+import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import { IDEMPOTENCY_CLOCK, IdempotencyService } from '../apps/broker/src/idempotency/idempotency.service';
+import { IDEMPOTENCY_CLOCK, IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
 import type { Clock } from '../apps/broker/src/notifications/clock';
 import { ManualClock } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
@@ -58,7 +60,8 @@ describe('Idempotency-Key', () => {
   }
 
   it('lets go of the key after a 5xx, so a retry with it runs again', async () => {
-    const body = sessionBody(freshPair());
+    // Keys in an order a jsonb column would change: the replay must still be the same bytes.
+    const body = sessionBody(freshPair(), { metadata: { zeta: 1, alpha: { y: 2, b: [3, 'x'] } } });
     await db.query('UPDATE proxy_numbers SET enabled = false');
     const refused = await createSession(broker.url, body, API_KEY, 'idem-5xx').expect(503);
     expect(refused.body.detail).toMatch(/^Pool exhausted/);
@@ -70,7 +73,7 @@ describe('Idempotency-Key', () => {
     expect(await recordOf('idem-5xx')).toEqual({ response_status: 201 });
     const again = await createSession(broker.url, body, API_KEY, 'idem-5xx').expect(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(again.body.id).toBe(retried.body.id);
+    expect(again.text).toBe(retried.text);
   });
 
   it('replays a stored 4xx with all its fields', async () => {
@@ -84,35 +87,107 @@ describe('Idempotency-Key', () => {
     const replay = await createSession(broker.url, body, API_KEY, 'idem-4xx').expect(400);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(replay.body).toEqual(first.body);
+    expect(replay.text).toBe(first.text);
   });
 
-  it('answers 409 while the first request runs longer than any create can take, and waits for it before that', async () => {
-    const maxWaitMs = broker.config.providerCallTimeoutMs * (broker.config.providers.length + 1) + 5_000;
+  it('takes over after the longest a create can take: every provider tried up to its timeout, plus a margin', () => {
+    const { providerCallTimeoutMs, providers } = broker.config;
+    expect(broker.app.get(IdempotencyService).takeoverAfterMs).toBe(providerCallTimeoutMs * (providers.length + 1) + 5_000);
+  });
+
+  it('waits for a first request still running, and replays its answer', async () => {
+    const takeoverAfterMs = broker.app.get(IdempotencyService).takeoverAfterMs;
     const manual = manualClock();
     const claimedAt = manual.now();
     const body = sessionBody(freshPair());
     // The primary holds the bind until the broker's own timeout; the create then fails over.
     await setFault(broker.sim.url, 'primary', { mode: 'timeout' });
-    const first = createSession(broker.url, body, API_KEY, 'idem-409').then((res) => res);
-    await eventually(async () => (await recordOf('idem-409')) !== undefined, 100, 20);
-    expect(await recordOf('idem-409')).toEqual({ response_status: null });
+    const first = createSession(broker.url, body, API_KEY, 'idem-wait').then((res) => res);
+    await eventually(async () => (await recordOf('idem-wait')) !== undefined, 100, 20);
+    expect(await recordOf('idem-wait')).toEqual({ response_status: null });
 
-    manual.set(claimedAt + maxWaitMs);
-    const busy = await createSession(broker.url, body, API_KEY, 'idem-409').expect(409);
-    expect(busy.body).toMatchObject({ type: '/problems/idempotency-in-progress', status: 409 });
-    expect(await recordOf('idem-409')).toEqual({ response_status: null });
-
-    manual.set(claimedAt + maxWaitMs - 1);
-    const waited = createSession(broker.url, body, API_KEY, 'idem-409').then((res) => res);
+    manual.set(claimedAt + takeoverAfterMs - 1);
+    const waited = createSession(broker.url, body, API_KEY, 'idem-wait').then((res) => res);
     const made = await first;
     expect(made.status).toBe(201);
     expect(made.body.provider).toBe('failover');
     const replayed = await waited;
     expect(replayed.status).toBe(201);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
-    expect(replayed.body.id).toBe(made.body.id);
+    expect(replayed.text).toBe(made.text);
   }, 30_000);
+
+  /** The state a create killed after claiming its key leaves: a record with no answer, claimed at `at`. */
+  async function deadClaim(key: string, body: Record<string, unknown>, at: number): Promise<void> {
+    const made = await createSession(broker.url, sessionBody(freshPair()), API_KEY).expect(201);
+    const { rows } = await db.query('SELECT account_id FROM sessions WHERE id = $1', [made.body.id]);
+    await db.query(`INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+      rows[0].account_id,
+      key,
+      createHash('sha256').update(canonicalJson(body)).digest('hex'),
+      new Date(at),
+      new Date(at + DAY_MS),
+    ]);
+  }
+
+  async function sessionsOf(pair: [string, string]): Promise<Array<{ id: string; status: string; idempotency_key: string | null }>> {
+    const { rows } = await db.query('SELECT id, status, idempotency_key FROM sessions WHERE participants = $1', [pair]);
+    return rows;
+  }
+
+  it('takes over the key of a request that died once the longest a create can take has passed, not 1 ms before', async () => {
+    const takeoverAfterMs = broker.app.get(IdempotencyService).takeoverAfterMs;
+    const manual = new ManualClock(Date.now());
+    let reads = 0;
+    clock.now = () => {
+      reads += 1;
+      return manual.now();
+    };
+    const deadAt = manual.now();
+    const pair = freshPair();
+    const body = sessionBody(pair);
+    await deadClaim('idem-dead', body, deadAt);
+
+    manual.set(deadAt + takeoverAfterMs - 1);
+    reads = 0;
+    const retry = createSession(broker.url, body, API_KEY, 'idem-dead').then((res) => res);
+    // Each look at the record reads the clock once: three looks, and the key is still the dead request's.
+    await eventually(async () => reads >= 3, 100, 50);
+    const { rows } = await db.query('SELECT response_status, created_at FROM idempotency_records WHERE key = $1', ['idem-dead']);
+    expect(rows).toEqual([{ response_status: null, created_at: new Date(deadAt) }]);
+    expect(await sessionsOf(pair)).toEqual([]);
+
+    manual.set(deadAt + takeoverAfterMs);
+    const res = await retry;
+    expect(res.status).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+    expect(await sessionsOf(pair)).toEqual([{ id: res.body.id, status: 'active', idempotency_key: 'idem-dead' }]);
+    expect(await recordOf('idem-dead')).toEqual({ response_status: 201 });
+    const again = await createSession(broker.url, body, API_KEY, 'idem-dead').expect(201);
+    expect(again.text).toBe(res.text);
+  });
+
+  it('answers the session a request that died had activated, making no second one', async () => {
+    const takeoverAfterMs = broker.app.get(IdempotencyService).takeoverAfterMs;
+    const manual = manualClock();
+    const pair = freshPair();
+    const body = sessionBody(pair, { metadata: { order: 'A-1' } });
+    const first = await createSession(broker.url, body, API_KEY, 'idem-activated').expect(201);
+    // Killed between the activation and keeping the answer: the record has none, the session exists.
+    const deadAt = manual.now();
+    await db.query('UPDATE idempotency_records SET response_status = NULL, response_body = NULL, created_at = $2 WHERE key = $1', [
+      'idem-activated',
+      new Date(deadAt),
+    ]);
+
+    manual.set(deadAt + takeoverAfterMs);
+    const retry = await createSession(broker.url, body, API_KEY, 'idem-activated').expect(201);
+    expect(retry.body).toEqual(first.body);
+    expect(await sessionsOf(pair)).toEqual([{ id: first.body.id, status: 'active', idempotency_key: 'idem-activated' }]);
+    const again = await createSession(broker.url, body, API_KEY, 'idem-activated').expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(retry.text);
+  });
 
   it.each([
     ['a space', 'has space'],

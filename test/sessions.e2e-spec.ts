@@ -7,7 +7,7 @@ import request from 'supertest';
 import { SessionSweeper } from '../apps/broker/src/sessions/session-sweeper';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
-import { clearSimCalls, simCalls } from './support/sim-control';
+import { clearSimCalls, setFault, simCalls } from './support/sim-control';
 
 describe('sessions API', () => {
   let broker: BrokerHarness;
@@ -80,9 +80,28 @@ describe('sessions API', () => {
       await createSession(broker.url, body, 'sk_wrong_key_0000000000000000').expect(401);
       await request(broker.url).post('/v1/sessions').set('authorization', `Bearer ${ADMIN_TOKEN}`).send(body).expect(401);
     });
+
+    it('answers 503 naming each provider once with what went wrong there, when every provider fails', async () => {
+      await setFault(broker.sim.url, 'primary', { mode: 'error' });
+      await setFault(broker.sim.url, 'failover', { mode: 'error' });
+      try {
+        const refused = await createSession(broker.url, sessionBody(freshPair())).expect(503);
+        expect(refused.body).toMatchObject({ title: 'Every provider failed' });
+        expect(refused.body.detail).toMatch(/^The session could not be created: primary: .+; failover: .+\.$/);
+        expect(refused.body.detail).not.toMatch(/primary: primary:|failover: failover:/);
+      } finally {
+        await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+        await setFault(broker.sim.url, 'failover', { mode: 'ok' });
+      }
+    });
   });
 
   describe('read, list and tenancy', () => {
+    it('refuses a limit that is not a number with one message naming it', async () => {
+      const res = await request(broker.url).get('/v1/sessions?limit=abc').set('authorization', `Bearer ${API_KEY}`).expect(400);
+      expect(res.body.errors).toEqual([{ field: 'limit', message: 'limit must be a whole number from 1 to 200' }]);
+    });
+
     it('shows a session to its own account only: any other account gets 404 and never sees it listed', async () => {
       const mine = (await createSession(broker.url, sessionBody(freshPair())).expect(201)).body;
       const auth = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -3,6 +3,7 @@
  * simulator in-process): readiness, clean stop on SIGTERM, recovery after `kill -9`, and clear
  * one-line failures.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -25,6 +26,18 @@ function processAlive(pid: number): boolean {
 async function ready(port: number): Promise<boolean> {
   const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
   return res.status === 200;
+}
+
+/** The pids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map(Number);
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
 }
 
 function embeddedUrl(output: string): string {
@@ -62,19 +75,24 @@ describe('npm start', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('becomes ready with one log line per listener, and SIGTERM stops everything', async () => {
-    running = startProcess([MAIN], env);
+  it('runs as `npm start` runs it: listeners and keys first, and SIGINT to npm stops the whole tree', async () => {
+    // The build is done (buildOnce); --ignore-scripts skips only the prestart build.
+    running = startProcess(['start', '--ignore-scripts', '--silent'], { ...env, LOG_FORMAT: 'json' }, 'npm');
     await eventually(() => ready(Number(env.PORT)));
     const output = running.output();
     expect(output).toContain(`broker listening on http://127.0.0.1:${env.PORT}`);
     expect(output).toContain(`CPaaS simulator listening on http://127.0.0.1:${env.SIM_PORT}`);
     expect(output).toMatch(/database: embedded PostgreSQL \d+/);
+    // Nest's route mapping is at debug level: nothing of it at info.
+    expect(output).not.toContain('Mapped {');
+    expect(output).toContain('callback URLs may point to this machine');
     const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/providers/primary/faults`);
     expect(sim.status).toBe(200);
 
     // A new user can create a session at once: a development key and a seeded pool come with it.
     const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
     expect(key).toBeDefined();
+    expect((await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim()).toBe(key);
     const created = await fetch(`http://127.0.0.1:${env.PORT}/v1/sessions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -83,16 +101,41 @@ describe('npm start', () => {
     expect(created.status).toBe(201);
     expect(await created.json()).toMatchObject({ provider: 'primary', status: 'active' });
 
+    // ... and an admin token, kept beside the key, that the admin API takes.
+    const token = /development admin token: (adm_dev_\S+)/.exec(output)?.[1];
+    expect((await readFile(join(dataDir, 'dev-admin-token'), 'utf8')).trim()).toBe(token);
+    const providers = await fetch(`http://127.0.0.1:${env.PORT}/v1/admin/providers`, { headers: { authorization: `Bearer ${token}` } });
+    expect(providers.status).toBe(200);
+
+    // ... and a callback URL on this machine is accepted.
+    const local = await fetch(`http://127.0.0.1:${env.PORT}/v1/account/callback-url`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ callbackUrl: 'http://127.0.0.1:4000/hooks' }),
+    });
+    expect(local.status).toBe(200);
+
     const pidFile = join(
       dataDir,
       readdirSync(dataDir).find((d) => d.startsWith('postgres-'))!,
       'postmaster.pid',
     );
     const postgresPid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-    running.child.kill('SIGTERM');
+    const npmPid = running.child.pid!;
+    const below = childrenOf(npmPid);
+    expect(below).toHaveLength(1);
+    process.kill(npmPid, 'SIGINT');
     expect(await running.exited).toEqual({ code: 0, signal: null });
+    expect(below.filter(processAlive)).toEqual([]);
     expect(processAlive(postgresPid)).toBe(false);
     expect(existsSync(pidFile)).toBe(false);
+  }, 90_000);
+
+  it('stops on SIGTERM sent to the server itself', async () => {
+    running = startProcess([MAIN], env);
+    await eventually(() => ready(Number(env.PORT)));
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
 
   it('comes back with its data after a kill -9, stopping the orphaned server', async () => {

@@ -99,6 +99,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     null,
     '{}',
     3600,
+    null,
   ]);
   const row = reserved.rows[0];
   const session = {

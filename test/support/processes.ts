@@ -16,8 +16,9 @@ export interface RunningProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startProcess(args: string[], env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `command` (node by default) with `args`; the environment is this process's with `env` over it. */
+export function startProcess(args: string[], env: Record<string, string>, command: string = process.execPath): RunningProcess {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -4,6 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
+import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**
  * Builds the broker's HTTP app (not yet listening): used by `main.ts` and by the end-to-end
@@ -19,7 +20,7 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     // On close, idle keep-alive and streaming connections are cut rather than waited for.
     forceCloseConnections: true,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new BootQuietLogger(app.get(Logger)));
   app.disable('x-powered-by');
   app.useBodyParser('json', { limit: config.requestBodyLimitBytes, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('urlencoded', { limit: config.requestBodyLimitBytes, extended: false });

@@ -16,6 +16,7 @@ import { createSimulatorApp } from '../../cpaas-sim/src/sim-app';
 import { createBrokerApp } from './broker-app';
 import { loadConfigFromEnvironment, type BrokerConfig } from './config';
 import { prepareDatabase } from './database/prepare-database';
+import { developmentAdminToken, localModeLines } from './local-mode';
 
 interface Running {
   postgres?: LocalPostgres;
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
   await prepareDatabase(databaseUrl);
   const devKey = await developmentApiKey(config);
   if (devKey) config = { ...config, apiKeys: [devKey.key] };
+  const devAdmin = await developmentAdminToken(config);
+  if (devAdmin) config = { ...config, adminToken: devAdmin.token };
 
   if (config.simulated) {
     running.simulator = await createSimulatorApp({
@@ -60,6 +63,8 @@ async function main(): Promise<void> {
     );
   logger.log(describeDatabase(config, running.postgres));
   if (devKey) logger.log(`development API key: ${devKey.key} (kept in ${devKey.file}; set BROKER_API_KEY to choose your own)`);
+  if (devAdmin) logger.log(`development admin token: ${devAdmin.token} (kept in ${devAdmin.file}; set ADMIN_TOKEN to choose your own)`);
+  for (const line of localModeLines(config)) logger.log(line);
 }
 
 /**

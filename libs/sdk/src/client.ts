@@ -1,25 +1,53 @@
 /**
  * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on a
- * network error, a timeout, a 5xx or a 429 with a short, bounded, jittered backoff; never on another
- * 4xx. `createSession` sends an Idempotency-Key (a fresh UUID unless given) and reuses that same
- * key on every retry, so a retried create never makes a second session.
+ * network error, a timeout, a 5xx or a 429 with a short, bounded, jittered backoff (or after the
+ * broker's `Retry-After`); never on another 4xx. `createSession` sends an Idempotency-Key (a fresh
+ * UUID unless given) and reuses that same key on every retry, so a retried create never makes a
+ * second session. Every call sends one `x-request-id`, and every error carries it as `requestId`.
  */
 import { randomUUID } from 'node:crypto';
 import { BrokerApiError, BrokerError, BrokerNetworkError, BrokerTimeoutError } from './errors';
 import { readServerSentEvents } from './sse';
-import type { CpaasHealth, CpaasHealthEvent, CreateSessionInput, Interaction, ListSessionsQuery, Session, SessionPage } from './types';
+import type {
+  AccountCallbackUrl,
+  BrokerEvent,
+  CpaasHealth,
+  CpaasHealthEvent,
+  CreateSessionInput,
+  Delivery,
+  EventPage,
+  Interaction,
+  ListEventsQuery,
+  ListSessionsQuery,
+  RevealedWebhookSecret,
+  RotatedWebhookSecret,
+  Session,
+  SessionPage,
+  WebhookSecretStatus,
+} from './types';
+import { SDK_VERSION } from './version';
 
 export interface BrokerClientOptions {
   /** Where the broker is, e.g. `https://broker.example.com`. */
   baseUrl: string;
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
-  /** Per attempt, until the response headers. Default 10 000 ms. */
+  /**
+   * Per attempt, until the whole answer is read. Default 30 000 ms: above the broker's worst case for a
+   * create (PROVIDER_CALL_TIMEOUT_MS, 5 s, for each of its providers in turn).
+   */
   timeoutMs?: number;
   /** Retries after the first attempt. Default 2. */
   retries?: number;
   /** First backoff; it doubles per retry, with jitter, capped at 2 s. Default 200 ms. */
   retryDelayMs?: number;
+  /**
+   * The longest `Retry-After` the client waits for before a retry. Default 10 000 ms. A 429 or 5xx asking
+   * for a longer wait is not retried: it is thrown at once, with `retryAfterMs` set.
+   */
+  maxRetryAfterMs?: number;
+  /** Added to the `User-Agent` (e.g. `my-app/1.4`), which always names this SDK and its version. */
+  userAgent?: string;
   /** Another fetch (a proxy agent, a test double). Default: the global fetch. */
   fetch?: typeof fetch;
 }
@@ -28,6 +56,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's timeoutMs for this call. */
   timeoutMs?: number;
+  /** Overrides the client's retries for this call (0: one attempt only). */
+  retries?: number;
 }
 
 export interface CreateSessionOptions extends CallOptions {
@@ -50,14 +80,16 @@ export interface WatchOptions {
   reconnectDelayMs?: number;
 }
 
-const DEFAULT_TIMEOUT_MS = 10_000;
+/** PROVIDER_CALL_TIMEOUT_MS (5 s) for each of two providers, with room for the database. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RETRIES = 2;
 const DEFAULT_RETRY_DELAY_MS = 200;
 const MAX_RETRY_DELAY_MS = 2_000;
+const DEFAULT_MAX_RETRY_AFTER_MS = 10_000;
 const HEALTH_EVENTS = new Set(['snapshot', 'provider', 'transition']);
 
 interface RequestSpec {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -71,6 +103,8 @@ export class BrokerClient {
   private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly retryDelayMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly userAgent: string;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: BrokerClientOptions) {
@@ -80,6 +114,9 @@ export class BrokerClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retries = Math.max(0, options.retries ?? DEFAULT_RETRIES);
     this.retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+    const sdk = `session-broker-sdk/${SDK_VERSION} node/${process.versions.node}`;
+    this.userAgent = options.userAgent ? `${options.userAgent} ${sdk}` : sdk;
     this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
@@ -133,6 +170,70 @@ export class BrokerClient {
     return this.json<CpaasHealth>({ method: 'GET', path: '/v1/health/cpaas', auth: false }, options);
   }
 
+  /** The account's default callback URL (`GET /v1/account/callback-url`). */
+  async getCallbackUrl(options: CallOptions = {}): Promise<AccountCallbackUrl> {
+    return this.json<AccountCallbackUrl>({ method: 'GET', path: '/v1/account/callback-url' }, options);
+  }
+
+  /**
+   * Sets (or clears, with null) where session events go when a session has no callbackUrl of its own.
+   * The answer carries `webhookSecret` when the broker shows the account's signing secret (when this
+   * call made it): keep it, it is not shown again.
+   */
+  async setCallbackUrl(callbackUrl: string | null, options: CallOptions = {}): Promise<AccountCallbackUrl> {
+    return this.json<AccountCallbackUrl>({ method: 'PUT', path: '/v1/account/callback-url', body: { callbackUrl } }, options);
+  }
+
+  /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */
+  async getWebhookSecretStatus(options: CallOptions = {}): Promise<WebhookSecretStatus> {
+    return this.json<WebhookSecretStatus>({ method: 'GET', path: '/v1/account/webhook-secret' }, options);
+  }
+
+  /**
+   * The current signing secret, if it was never shown (the account's first one, made with the account):
+   * shown this once. A secret already shown is a BrokerConflictError (409): rotate for a new one.
+   */
+  async revealWebhookSecret(options: CallOptions = {}): Promise<RevealedWebhookSecret> {
+    return this.json<RevealedWebhookSecret>(
+      { method: 'POST', path: '/v1/account/webhook-secret/reveal' },
+      { ...options, retries: options.retries ?? 0 },
+    );
+  }
+
+  /**
+   * A new signing secret, shown this once; the previous one keeps signing for 24 h. Not retried: a
+   * rotation whose answer was lost has still happened (rotate again, then use the newest secret).
+   */
+  async rotateWebhookSecret(options: CallOptions = {}): Promise<RotatedWebhookSecret> {
+    return this.json<RotatedWebhookSecret>(
+      { method: 'POST', path: '/v1/account/webhook-secret/rotate' },
+      { ...options, retries: options.retries ?? 0 },
+    );
+  }
+
+  /** Your events (optionally one session's), newest first, page after page, each with its deliveries. */
+  async *listEvents(query: ListEventsQuery = {}, options: CallOptions = {}): AsyncGenerator<BrokerEvent, void, undefined> {
+    for await (const page of this.listEventPages(query, options)) yield* page.events;
+  }
+
+  /** The raw pages of `GET /v1/events`, following `nextCursor`. */
+  async *listEventPages(query: ListEventsQuery = {}, options: CallOptions = {}): AsyncGenerator<EventPage, void, undefined> {
+    let cursor: string | undefined = query.cursor;
+    do {
+      const page: EventPage = await this.json<EventPage>(
+        { method: 'GET', path: '/v1/events', query: { session: query.session, limit: query.limit, cursor } },
+        options,
+      );
+      yield page;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** A webhook delivery (its id is the `webhook-id` header) with every attempt and the URL's state. */
+  async getDelivery(id: string, options: CallOptions = {}): Promise<Delivery> {
+    return this.json<Delivery>({ method: 'GET', path: `/v1/deliveries/${encodeURIComponent(id)}` }, options);
+  }
+
   /**
    * `GET /v1/health/cpaas/stream` as an async iterator of typed events: a `snapshot` at once and
    * every 2 s, `provider` on each state change, `transition` per breaker transition. Stop it with
@@ -154,7 +255,8 @@ export class BrokerClient {
             { method: 'GET', path: '/v1/health/cpaas/stream', auth: false, headers: { accept: 'text/event-stream' } },
             { signal: stop.signal, retries: 0, bodyOutlivesTimeout: true },
           );
-          if (!response.body) throw new BrokerNetworkError('The health stream has no body');
+          if (!response.body)
+            throw new BrokerNetworkError('The health stream has no body', { requestId: response.headers.get('x-request-id') ?? undefined });
           for await (const message of readServerSentEvents(response.body, stop.signal)) {
             if (message.retry !== undefined) delayMs = message.retry;
             if (!HEALTH_EVENTS.has(message.event)) continue;
@@ -183,18 +285,24 @@ export class BrokerClient {
   }
 
   /** One logical call: attempts with timeout and backoff until a 2xx, a final error, or the caller aborts. */
-  private async send(spec: RequestSpec, options: CallOptions & { retries?: number; bodyOutlivesTimeout?: boolean }): Promise<Response> {
+  private async send(spec: RequestSpec, options: CallOptions & { bodyOutlivesTimeout?: boolean }): Promise<Response> {
     const url = this.url(spec);
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    const retries = options.retries ?? this.retries;
-    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    const retries = Math.max(0, options.retries ?? this.retries);
+    const requestId = randomUUID();
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+      'x-request-id': requestId,
+      ...spec.headers,
+    };
     if (spec.auth !== false) headers.authorization = `Bearer ${this.apiKey}`;
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
 
     for (let attempt = 0; ; attempt++) {
       let failure: BrokerError;
-      let retryAfterMs: number | undefined;
+      let waitMs: number | undefined;
       const timer = new AbortController();
       const timeout = setTimeout(() => timer.abort(), timeoutMs);
       const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
@@ -206,19 +314,23 @@ export class BrokerClient {
           return response;
         }
         if (response.ok) return await buffered(response);
-        const error = await BrokerApiError.fromResponse(response);
+        const error = await BrokerApiError.fromResponse(response, requestId);
         if (!error.retryable) throw error;
+        // Retrying sooner than the broker asked is pointless; waiting longer than the caller allows is theirs to decide.
+        if (error.retryAfterMs !== undefined && error.retryAfterMs > this.maxRetryAfterMs) throw error;
         failure = error;
-        retryAfterMs = retryAfter(response.headers.get('retry-after'));
+        waitMs = error.retryAfterMs;
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (error instanceof BrokerApiError) throw error;
-        failure = timer.signal.aborted ? new BrokerTimeoutError(timeoutMs) : new BrokerNetworkError(unreachable(error), { cause: error });
+        failure = timer.signal.aborted
+          ? new BrokerTimeoutError(timeoutMs, { requestId })
+          : new BrokerNetworkError(unreachable(error), { cause: error, requestId });
       } finally {
         clearTimeout(timeout);
       }
       if (attempt >= retries) throw failure;
-      await sleep(retryAfterMs ?? this.backoff(attempt), options.signal);
+      await sleep(waitMs ?? this.backoff(attempt), options.signal);
       if (options.signal?.aborted) throw options.signal.reason;
     }
   }
@@ -245,12 +357,6 @@ async function buffered(response: Response): Promise<Response> {
 
 function isRetryableApiError(error: unknown): boolean {
   return error instanceof BrokerApiError && error.retryable;
-}
-
-/** Retry-After in seconds, honoured up to the backoff cap. */
-function retryAfter(value: string | null): number | undefined {
-  if (!value || !/^\d+$/.test(value)) return undefined;
-  return Math.min(Number(value) * 1000, MAX_RETRY_DELAY_MS);
 }
 
 function unreachable(error: unknown): string {

@@ -8,8 +8,30 @@ import type { ProblemDetails, ProblemFieldError } from './types';
 export type BrokerApiErrorKind =
   'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'server' | 'client';
 
+export interface BrokerErrorOptions {
+  cause?: unknown;
+  /** The `x-request-id` of the call: the broker logs every request under it. */
+  requestId?: string;
+}
+
+export interface BrokerApiErrorOptions extends BrokerErrorOptions {
+  /** The answer's `Retry-After`, in ms. */
+  retryAfterMs?: number;
+}
+
 export class BrokerError extends Error {
   override readonly name: string = 'BrokerError';
+  /**
+   * The `x-request-id` the call was sent with (the broker's own when it answered with another): the
+   * broker's log lines for this call carry it. Quote it when reporting a problem. Unset only on an
+   * error built by hand.
+   */
+  readonly requestId?: string;
+
+  constructor(message: string, options: BrokerErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.requestId !== undefined) this.requestId = options.requestId;
+  }
 }
 
 export class BrokerApiError extends BrokerError {
@@ -25,9 +47,11 @@ export class BrokerApiError extends BrokerError {
   readonly kind: BrokerApiErrorKind;
   /** The problem as received (extension members included). */
   readonly problem: ProblemDetails;
+  /** How long the broker asked to wait before trying again (`Retry-After`, sent with every 503), in ms. */
+  readonly retryAfterMs?: number;
 
-  constructor(problem: ProblemDetails) {
-    super(problem.detail ? `${problem.title}: ${problem.detail}` : problem.title);
+  constructor(problem: ProblemDetails, options: BrokerApiErrorOptions = {}) {
+    super(problem.detail ? `${problem.title}: ${problem.detail}` : problem.title, options);
     this.problem = problem;
     this.status = problem.status;
     this.type = problem.type;
@@ -36,6 +60,7 @@ export class BrokerApiError extends BrokerError {
     this.errors = problem.errors ?? [];
     this.errorId = problem.errorId;
     this.kind = kindOf(problem.status);
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 
   /** True when retrying the same request may succeed (5xx, 429). */
@@ -44,9 +69,11 @@ export class BrokerApiError extends BrokerError {
   }
 
   /** Reads a failed response's body into the matching error class; a body that is no problem still gives one. */
-  static async fromResponse(response: Response): Promise<BrokerApiError> {
+  static async fromResponse(response: Response, sentRequestId?: string): Promise<BrokerApiError> {
     const text = await response.text().catch(() => '');
-    return createApiError(toProblem(response.status, response.statusText, text));
+    const requestId = response.headers.get('x-request-id') ?? sentRequestId;
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    return createApiError(toProblem(response.status, response.statusText, text), { requestId, retryAfterMs });
   }
 }
 
@@ -80,8 +107,11 @@ export class BrokerNetworkError extends BrokerError {
 /** No answer within the call's timeout. */
 export class BrokerTimeoutError extends BrokerError {
   override readonly name: string = 'BrokerTimeoutError';
-  constructor(readonly timeoutMs: number) {
-    super(`No answer from the broker within ${timeoutMs} ms`);
+  constructor(
+    readonly timeoutMs: number,
+    options: BrokerErrorOptions = {},
+  ) {
+    super(`No answer from the broker within ${timeoutMs} ms`, options);
   }
 }
 
@@ -101,25 +131,34 @@ function kindOf(status: number): BrokerApiErrorKind {
   return 'client';
 }
 
-export function createApiError(problem: ProblemDetails): BrokerApiError {
+export function createApiError(problem: ProblemDetails, options: BrokerApiErrorOptions = {}): BrokerApiError {
   switch (kindOf(problem.status)) {
     case 'validation':
-      return new BrokerValidationError(problem);
+      return new BrokerValidationError(problem, options);
     case 'unauthorized':
     case 'forbidden':
-      return new BrokerAuthError(problem);
+      return new BrokerAuthError(problem, options);
     case 'not_found':
-      return new BrokerNotFoundError(problem);
+      return new BrokerNotFoundError(problem, options);
     case 'conflict':
-      return new BrokerConflictError(problem);
+      return new BrokerConflictError(problem, options);
     case 'rate_limited':
-      return new BrokerRateLimitError(problem);
+      return new BrokerRateLimitError(problem, options);
     case 'unavailable':
     case 'server':
-      return new BrokerServerError(problem);
+      return new BrokerServerError(problem, options);
     default:
-      return new BrokerApiError(problem);
+      return new BrokerApiError(problem, options);
   }
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** A problem+json body as it is; anything else (a proxy's HTML page, an empty body) becomes a minimal problem. */

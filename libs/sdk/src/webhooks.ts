@@ -6,6 +6,7 @@
  * other string with its UTF-8 bytes, as the broker's own signer does; a Uint8Array is the raw key.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { WebhookEvent } from './types';
 
 export type WebhookSecret = string | Uint8Array;
 
@@ -80,6 +81,43 @@ export function verifyWebhook<T = unknown>(input: VerifyWebhookInput): VerifiedW
   } catch {
     throw new WebhookVerificationError('invalid_body', 'The webhook body is not JSON.');
   }
+}
+
+export interface ConstructEventOptions {
+  /** How far the timestamp may be from now, either way. Default 300 s. */
+  toleranceSeconds?: number;
+  /** The clock, for tests: Unix ms or a Date. Default now. */
+  now?: number | Date;
+}
+
+/**
+ * Verifies a webhook the broker sent and returns its event, typed by `type`: narrow on it to read `data`.
+ * Pass the raw body exactly as received, the request's headers (`req.headers` or a fetch `Headers`), and
+ * your secret (several while rotating). Throws WebhookVerificationError when the signature, the timestamp
+ * or the body's shape is wrong. `event.id` is the same on every retry of the event: drop duplicates by it.
+ */
+export function constructEvent(
+  payload: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: WebhookSecret | WebhookSecret[],
+  options: ConstructEventOptions = {},
+): WebhookEvent {
+  const { body } = verifyWebhook<unknown>({ payload, headers, secret, ...options });
+  if (!isEventBody(body))
+    throw new WebhookVerificationError('invalid_body', 'The webhook body is not a broker event (id, type, timestamp, data).');
+  return body;
+}
+
+function isEventBody(body: unknown): body is WebhookEvent {
+  if (typeof body !== 'object' || body === null) return false;
+  const event = body as Record<string, unknown>;
+  return (
+    typeof event.id === 'string' &&
+    typeof event.type === 'string' &&
+    typeof event.timestamp === 'string' &&
+    typeof event.data === 'object' &&
+    event.data !== null
+  );
 }
 
 export interface SignWebhookInput {

@@ -69,6 +69,7 @@ export interface BrokerConfig {
     secretOverlapMs: number;
   };
   logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
 }
 

@@ -126,6 +126,11 @@ export class EnvironmentVariables {
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
+  /** `pretty`: one readable line per entry; `json`: pino's JSON lines. Unset: pretty on a terminal, JSON otherwise. */
+  @IsOptional()
+  @IsIn(['pretty', 'json'], { message: 'LOG_FORMAT must be pretty or json' })
+  LOG_FORMAT?: 'pretty' | 'json';
+
   @IntVar(1024, 10 * 1024 * 1024)
   REQUEST_BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -156,9 +161,10 @@ export class EnvironmentVariables {
   @Matches(/^https?:\/\/\S+$/, { message: 'OPS_WEBHOOK_URL must be an http(s) URL' })
   OPS_WEBHOOK_URL?: string;
 
-  /** Lets webhooks go to loopback and private addresses: for development and tests only. */
+  /** Lets webhooks go to loopback and private addresses: for development and tests only. Unset: only in the all-local mode. */
+  @IsOptional()
   @IsIn(['true', 'false'], { message: 'WEBHOOK_ALLOW_PRIVATE_TARGETS must be true or false' })
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' | 'false' = 'false';
+  WEBHOOK_ALLOW_PRIVATE_TARGETS?: 'true' | 'false';
 
   /** Signs `provider.state_changed` webhooks to OPS_WEBHOOK_URL (Standard Webhooks `whsec_…` or any string of 16+ characters). */
   @IsOptional()

@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, parseProviders } from './load-config';
 
 describe('loadConfig', () => {
-  it('gives the SPEC §7 defaults for an empty environment', () => {
+  it('gives the documented defaults for an empty environment', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 3000,
@@ -30,6 +30,16 @@ describe('loadConfig', () => {
     ]);
     expect(config.apiKeys).toEqual([]);
     expect(config.adminToken).toBeUndefined();
+  });
+
+  it('lets webhooks go to private addresses only in the all-local mode, unless WEBHOOK_ALLOW_PRIVATE_TARGETS says otherwise', () => {
+    const allow = (env: Record<string, string>) => loadConfig(env).notifications.allowPrivateTargets;
+    expect(allow({})).toBe(true);
+    expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker' })).toBe(false);
+    expect(allow({ PROVIDERS: 'primary=sim:http://sim:4010' })).toBe(false);
+    expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' })).toBe(false);
+    expect(allow({ DATABASE_URL: 'postgres://u:p@db:5432/broker', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' })).toBe(true);
+    expect(allow({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '' })).toBe(true);
   });
 
   it('reads numbers, rates and lists', () => {

@@ -8,14 +8,24 @@ export class ConfigError extends Error {
 }
 
 const ADAPTERS = ['sim'] as const;
-const OPTIONAL = ['DATABASE_URL', 'PROVIDERS', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'OPS_WEBHOOK_URL', 'OPS_WEBHOOK_SECRET'];
+const OPTIONAL = [
+  'DATABASE_URL',
+  'PROVIDERS',
+  'BROKER_API_KEY',
+  'ADMIN_TOKEN',
+  'OPS_WEBHOOK_URL',
+  'OPS_WEBHOOK_SECRET',
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'LOG_FORMAT',
+];
 const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
  * is one line naming each bad variable and what it allows.
  */
-export function loadConfig(env: Record<string, string | undefined>): BrokerConfig {
+/** `runtime.terminal`: the output goes to a terminal, so LOG_FORMAT defaults to readable lines. */
+export function loadConfig(env: Record<string, string | undefined>, runtime: { terminal?: boolean } = {}): BrokerConfig {
   const known = configVariables();
   // Only our variables, and an empty value counts as unset.
   const given = Object.fromEntries(
@@ -73,7 +83,10 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
       opsWebhookSecret: vars.OPS_WEBHOOK_SECRET,
-      allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      // Unset: allowed only in the all-local mode (no DATABASE_URL, no PROVIDERS), for a receiver on this machine.
+      allowPrivateTargets: vars.WEBHOOK_ALLOW_PRIVATE_TARGETS
+        ? vars.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true'
+        : !vars.DATABASE_URL && !vars.PROVIDERS,
       retryBaseMs: vars.WEBHOOK_RETRY_BASE_MS,
       retryMaxMs: vars.WEBHOOK_RETRY_MAX_MS,
       giveUpAfterMs: vars.WEBHOOK_GIVE_UP_AFTER_MS,
@@ -90,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined>): BrokerConfi
       secretOverlapMs: vars.WEBHOOK_SECRET_OVERLAP_MS,
     },
     logLevel: vars.LOG_LEVEL,
+    logFormat: vars.LOG_FORMAT ?? (runtime.terminal ? 'pretty' : 'json'),
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
   };
 }
@@ -136,5 +150,5 @@ export function parseProviders(value: string): ProviderConfig[] {
 
 /** The one place the process environment is read. */
 export function loadConfigFromEnvironment(): BrokerConfig {
-  return loadConfig(process.env);
+  return loadConfig(process.env, { terminal: process.stdout.isTTY === true });
 }

@@ -20,8 +20,9 @@ export class IdempotencyRecord {
   @Column({ name: 'response_status', type: 'integer', nullable: true })
   responseStatus: number | null;
 
-  @Column({ name: 'response_body', type: 'jsonb', nullable: true })
-  responseBody: unknown;
+  /** The JSON text sent the first time, kept as text so a replay is the same bytes. */
+  @Column({ name: 'response_body', type: 'text', nullable: true })
+  responseBody: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -31,7 +31,7 @@ export function canonicalJson(value: unknown): string {
 interface StoredRecord {
   request_hash: string;
   response_status: number | null;
-  response_body: unknown;
+  response_body: string | null;
   created_at: Date;
   expires_at: Date;
 }
@@ -40,23 +40,34 @@ interface StoredRecord {
  * `Idempotency-Key` for POST /v1/sessions: the first request with a key runs and its answer is kept
  * 24 h; the same key with the same body replays that answer; with another body it is a 422. A
  * request arriving while the first is still running waits for its answer, so concurrent requests
- * with one key make one session, unless the first has been running longer than any create can take
- * (then 409). A 5xx is not kept: the client may retry with the same key. Times come from the clock.
+ * with one key make one session. A first request still unanswered after the longest a create can
+ * take (`takeoverAfterMs`) died (kill -9, lost connection): the next request with the key takes it
+ * over, first asking `recover` whether the dead one had made its session, and only then runs again.
+ * The claim's time fences the dead request: an answer of a request that lost its claim is not kept.
+ * A 5xx is not kept: the client may retry with the same key. Bodies are kept as the text first sent,
+ * so a replay is byte-identical. Times come from the clock.
  */
 @Injectable()
 export class IdempotencyService {
-  private readonly maxWaitMs: number;
+  /** The longest a create can take: every provider tried up to its timeout, plus one call's and 5 s of margin. */
+  readonly takeoverAfterMs: number;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(IDEMPOTENCY_CLOCK) private readonly clock: Clock,
   ) {
-    // Long enough for a create that tries every provider up to its timeout.
-    this.maxWaitMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
+    this.takeoverAfterMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
   }
 
-  async run<T>(accountId: string, key: string, body: unknown, response: Response, work: () => Promise<T>): Promise<T> {
+  async run<T>(
+    accountId: string,
+    key: string,
+    body: unknown,
+    response: Response,
+    work: () => Promise<T>,
+    recover: () => Promise<T | null> = async () => null,
+  ): Promise<T> {
     if (!KEY_PATTERN.test(key)) {
       throw new ProblemException(
         400,
@@ -77,7 +88,7 @@ export class IdempotencyService {
          ON CONFLICT (account_id, key) DO NOTHING RETURNING key`,
         [accountId, key, requestHash, new Date(now), new Date(now + TTL_MS)],
       );
-      if (claimed.length > 0) return this.runFirst(accountId, key, work);
+      if (claimed.length > 0) return this.runFirst(accountId, key, new Date(now), work);
 
       const rows: StoredRecord[] = await this.dataSource.query(
         `SELECT request_hash, response_status, response_body, created_at, expires_at
@@ -106,44 +117,55 @@ export class IdempotencyService {
         response.setHeader(REPLAYED_HEADER, 'true');
         if (record.response_status >= 400) {
           // Replayed whole: its extensions (`errors`, `provider`...) too.
-          const { type, title, detail, status: _status, ...extensions } = record.response_body as ProblemDetails;
+          const { type, title, detail, status: _status, ...extensions } = JSON.parse(record.response_body!) as ProblemDetails;
           throw new ProblemException(record.response_status, title, detail, String(type).replace(/^\/problems\//, ''), extensions);
         }
         response.status(record.response_status);
-        return record.response_body as T;
+        return JSON.parse(record.response_body!) as T;
       }
-      if (now - record.created_at.getTime() >= this.maxWaitMs) {
-        throw new ProblemException(
-          409,
-          'Request in progress',
-          'A request with this Idempotency-Key is still being handled; retry shortly.',
-          'idempotency-in-progress',
+      if (now - record.created_at.getTime() >= this.takeoverAfterMs) {
+        const claimedAt = new Date(now);
+        // One statement, so of several requests finding the dead claim only one takes it over.
+        const taken: unknown[] = await this.dataSource.query(
+          `UPDATE idempotency_records SET created_at = $4, expires_at = $5
+            WHERE account_id = $1 AND key = $2 AND response_status IS NULL AND created_at <= $3 RETURNING key`,
+          [accountId, key, new Date(now - this.takeoverAfterMs), claimedAt, new Date(now + TTL_MS)],
         );
+        if (taken.length === 0) continue;
+        const recovered = await recover();
+        if (recovered === null) return this.runFirst(accountId, key, claimedAt, work);
+        await this.store(accountId, key, claimedAt, 201, recovered);
+        return recovered;
       }
       await new Promise((done) => setTimeout(done, WAIT_STEP_MS));
     }
   }
 
-  private async runFirst<T>(accountId: string, key: string, work: () => Promise<T>): Promise<T> {
+  private async runFirst<T>(accountId: string, key: string, claimedAt: Date, work: () => Promise<T>): Promise<T> {
     let result: T;
     try {
       result = await work();
     } catch (error) {
       if (error instanceof ProblemException && error.getStatus() < 500) {
-        await this.store(accountId, key, error.getStatus(), error.toProblem());
+        await this.store(accountId, key, claimedAt, error.getStatus(), error.toProblem());
       } else {
-        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2', [accountId, key]);
+        await this.dataSource.query(
+          'DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL',
+          [accountId, key, claimedAt],
+        );
       }
       throw error;
     }
-    await this.store(accountId, key, 201, result);
+    await this.store(accountId, key, claimedAt, 201, result);
     return result;
   }
 
-  private async store(accountId: string, key: string, status: number, body: unknown): Promise<void> {
+  /** Keeps the answer as the text sent, if this request still holds the claim it made at `claimedAt`. */
+  private async store(accountId: string, key: string, claimedAt: Date, status: number, body: unknown): Promise<void> {
     await this.dataSource.query(
-      'UPDATE idempotency_records SET response_status = $3, response_body = $4 WHERE account_id = $1 AND key = $2',
-      [accountId, key, status, JSON.stringify(body)],
+      `UPDATE idempotency_records SET response_status = $4, response_body = $5
+        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL`,
+      [accountId, key, claimedAt, status, JSON.stringify(body)],
     );
   }
 

@@ -58,6 +58,13 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  readonly sessionsFailed = new Counter({
+    name: 'broker_sessions_failed_total',
+    help: 'Creates that made no session after trying providers, by the problem type answered (providers-failed, pool-exhausted, ...)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * How late a 100 ms timer fires: a stall of the event loop (GC, synchronous work) shows as one
    * observation of its length. Cumulative, so any number of scrapers can rate() it; prom-client's

@@ -13,6 +13,7 @@ export interface ReservationRequest {
   ttlSeconds: number;
   callbackUrl: string | null;
   metadata: Record<string, unknown>;
+  idempotencyKey: string | null;
 }
 
 /** No enabled number on the provider can take these two participants. */
@@ -41,8 +42,8 @@ export const RESERVE_SQL = `/* session.reserve */
      ORDER BY array_position($4::uuid[], pn.id) NULLS FIRST, pn.number
      LIMIT 1
   ), reserved AS (
-    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at)
-    SELECT $5, $2, 'pending', $1, c.id, c.number, $6, $7, $8, now() + make_interval(secs => $9) FROM candidate c
+    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at, idempotency_key)
+    SELECT $5, $2, 'pending', $1, c.id, c.number, $6, $7, $8, now() + make_interval(secs => $9), $10 FROM candidate c
     RETURNING id, proxy_number_id, proxy_number, created_at, expires_at
   ), participants AS (
     INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
@@ -99,6 +100,7 @@ export class SessionAllocator {
         request.callbackUrl,
         JSON.stringify(request.metadata),
         request.ttlSeconds,
+        request.idempotencyKey,
       ]);
     if (rows.length === 0) throw new PoolExhaustedError(request.provider);
     const [row] = rows;
@@ -119,6 +121,7 @@ export class SessionAllocator {
       expiresAt: row.expires_at,
       endedAt: null,
       releasedAt: null,
+      idempotencyKey: request.idempotencyKey,
     });
   }
 

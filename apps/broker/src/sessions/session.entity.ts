@@ -13,6 +13,7 @@ export type SessionStatus = 'pending' | 'active' | 'closed' | 'expired';
 @Check('chk_sessions_status', `"status" IN ('pending', 'active', 'closed', 'expired')`)
 @Index('idx_sessions_account_created', ['accountId', 'createdAt', 'id'])
 @Index('idx_sessions_status_expires', ['status', 'expiresAt'])
+@Index('idx_sessions_idempotency_key', ['accountId', 'idempotencyKey'], { where: '"idempotency_key" IS NOT NULL' })
 export class Session {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -66,6 +67,10 @@ export class Session {
   /** When it was closed or marked expired. */
   @Column({ name: 'ended_at', type: 'timestamptz', nullable: true })
   endedAt: Date | null;
+
+  /** The `Idempotency-Key` of the create that made it: a retry after a crash finds it by this. */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
 
   /** When the provider binding was released (unbind done, or nothing to unbind). */
   @Column({ name: 'released_at', type: 'timestamptz', nullable: true })

@@ -35,7 +35,14 @@ export class SessionsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<SessionDto> {
     if (key === undefined) return this.sessions.create(principal.accountId, body);
-    return this.idempotency.run(principal.accountId, key, body, response, () => this.sessions.create(principal.accountId, body));
+    return this.idempotency.run(
+      principal.accountId,
+      key,
+      body,
+      response,
+      () => this.sessions.create(principal.accountId, body, key),
+      () => this.sessions.createdWith(principal.accountId, key),
+    );
   }
 
   @Get()

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, Not } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
@@ -37,7 +37,8 @@ export class SessionsService {
     private readonly callbackUrls: CallbackUrlValidator,
   ) {}
 
-  async create(accountId: string, body: CreateSessionDto): Promise<SessionDto> {
+  /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
+  async create(accountId: string, body: CreateSessionDto, idempotencyKey: string | null = null): Promise<SessionDto> {
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
     const attempts: Attempt[] = [];
@@ -54,6 +55,7 @@ export class SessionsService {
             ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
             callbackUrl: body.callbackUrl ?? null,
             metadata: body.metadata ?? {},
+            idempotencyKey,
           }),
         );
       } catch (error) {
@@ -74,12 +76,27 @@ export class SessionsService {
       await this.allocator.release(reservation.id);
       if (!bound.failure.countsAgainstProvider) {
         // The provider refused the request itself (say, a number it cannot serve): another provider would too.
-        throw new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider });
+        throw this.failed(new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider }));
       }
-      attempts.push({ provider, outcome: bound.failure.reason });
+      attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
     }
-    throw noProvider(attempts);
+    throw this.failed(noProvider(attempts));
+  }
+
+  /** Counts a create that ended without a session in `broker_sessions_failed_total{reason}` (the problem's type). */
+  private failed(problem: ProblemException): ProblemException {
+    this.metrics.sessionsFailed.inc({ reason: problem.slug });
+    return problem;
+  }
+
+  /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
+  async createdWith(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
+    const session = await this.dataSource.getRepository(Session).findOne({
+      where: { accountId, idempotencyKey, status: Not('pending') },
+      order: { createdAt: 'ASC' },
+    });
+    return session ? SessionDto.from(session) : null;
   }
 
   async get(accountId: string, id: string): Promise<SessionDto> {
@@ -179,11 +196,13 @@ export class SessionsService {
     // The sweeper removed the reservation while the bind took too long: no 201 for a session that is not stored.
     this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
     await this.releaseBinding(session);
-    throw new ProblemException(
-      503,
-      'Reservation expired',
-      'The proxy number reservation expired while the provider was binding; try again.',
-      'reservation-expired',
+    throw this.failed(
+      new ProblemException(
+        503,
+        'Reservation expired',
+        'The proxy number reservation expired while the provider was binding; try again.',
+        'reservation-expired',
+      ),
     );
   }
 
@@ -215,10 +234,16 @@ function noProvider(attempts: Attempt[]): ProblemException {
   return new ProblemException(
     503,
     'Every provider failed',
-    `The session could not be created: ${attempts.map((a) => `${a.provider}: ${a.outcome}`).join('; ')}.`,
+    // An outcome is the provider's failure reason, which names the provider already.
+    `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
     'providers-failed',
     { attempts },
   );
+}
+
+/** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */
+function withoutName(provider: string, reason: string): string {
+  return reason.startsWith(`${provider}: `) ? reason.slice(provider.length + 2) : reason;
 }
 
 function encodeCursor(session: Session): string {

@@ -1,4 +1,5 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
+import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdempotency';
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
@@ -9,4 +10,5 @@ export const MIGRATIONS: Function[] = [
   WebhookDelivery1796022731916,
   InteractionEvents1796023173236,
   WebhookSecretAtCreation1796073688584,
+  CrashSafeIdempotency1796076857806,
 ];

@@ -2,14 +2,17 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 
+const LIMIT_MESSAGE = 'limit must be a whole number from 1 to 200';
+
 /** `?limit=&cursor=` of every cursor-paginated list. */
 export class CursorPageQueryDto {
   @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
   @IsOptional()
   @Type(() => Number)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(200, { message: 'limit must be at most 200' })
+  // One message whatever is wrong: a value that is not a number would break all three rules at once.
+  @IsInt({ message: LIMIT_MESSAGE })
+  @Min(1, { message: LIMIT_MESSAGE })
+  @Max(200, { message: LIMIT_MESSAGE })
   limit?: number;
 
   @ApiPropertyOptional({ description: 'From `nextCursor` of the previous page.' })

@@ -8,7 +8,8 @@ export const MAX_BODY_DEPTH = 32;
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
     const path = /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({
+    // Several rules may share one message (a value that is no number breaks every range rule): it is said once.
+    const own = [...new Set(Object.values(error.constraints ?? {}))].map((message) => ({
       field: path,
       message: message.replace(/^property (\S+) should not exist$/, 'is not allowed'),
     }));

@@ -3,6 +3,8 @@ import { ValidationProblem } from '../../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { callbackUrlProblem } from './target-policy';
 
+export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows loopback and private addresses, for development';
+
 /**
  * The registration check of callback URLs (a session's `callbackUrl`, an account's default), with the
  * broker's WEBHOOK_ALLOW_PRIVATE_TARGETS setting. A refused URL is a 400 problem naming the field.
@@ -20,9 +22,11 @@ export class CallbackUrlValidator {
     return callbackUrlProblem(url, { allowPrivateTargets: this.allowPrivateTargets });
   }
 
-  /** Throws a ValidationProblem naming `field` when the URL is refused. */
+  /** Throws a ValidationProblem naming `field` when the URL is refused, and the setting that would allow a private target. */
   assertAcceptable(url: string, field = 'callbackUrl'): void {
     const problem = this.problem(url);
-    if (problem) throw new ValidationProblem([{ field, message: problem }]);
+    if (!problem) return;
+    const hint = callbackUrlProblem(url, { allowPrivateTargets: true }) === null ? ` (${PRIVATE_TARGETS_HINT})` : '';
+    throw new ValidationProblem([{ field, message: `${problem}${hint}` }]);
   }
 }

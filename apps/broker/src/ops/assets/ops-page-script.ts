@@ -11,8 +11,8 @@ export const OPS_PAGE_JS = String.raw`(function () {
   var SVG_NS = 'http://www.w3.org/2000/svg';
   var STATE_COLOURS = { CLOSED: '#1a7f37', HALF_OPEN: '#b7791f', OPEN: '#c62828' };
   var LINE_COLOURS = ['#1f6feb', '#8250df', '#0a7ea4', '#bf3989', '#953800', '#6e7781'];
-  var SHOWN = ['name', 'state', 'openedAt', 'lastError', 'disabled', 'since', 'reason', 'consecutiveFailures', 'windowCalls',
-    'windowErrorRate', 'healthPasses', 'probes', 'probeSuccesses', 'activeSessions', 'pool'];
+  var SHOWN = ['name', 'state', 'openedAt', 'lastError', 'disabled', 'disabledReason', 'since', 'reason', 'consecutiveFailures',
+    'windowCalls', 'windowErrorRate', 'healthPasses', 'probes', 'probeSuccesses', 'activeSessions', 'pool'];
 
   var providers = {};
   var order = [];
@@ -184,6 +184,12 @@ export const OPS_PAGE_JS = String.raw`(function () {
     renderTransitions();
   }
 
+  /** A field a newer broker adds, as a label: lastProbeAt becomes "Last probe at". */
+  function words(key) {
+    var text = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/_/g, ' ').toLowerCase();
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
   function row(list, label, value, className) {
     list.appendChild(el('dt', null, label));
     var dd = el('dd', className || null, value);
@@ -217,15 +223,18 @@ export const OPS_PAGE_JS = String.raw`(function () {
       row(list, 'Reason', p.reason || '—');
       row(list, 'Opened at', p.openedAt ? when(p.openedAt) : '—');
       row(list, 'Last error', p.lastError || '—', p.lastError ? 'error' : null);
-      row(list, 'Consecutive failures', p.consecutiveFailures === undefined ? '—' : p.consecutiveFailures);
-      row(list, 'Window error rate', percent(p.windowErrorRate) + (typeof p.windowCalls === 'number' ? ' of ' + p.windowCalls + ' calls' : ''));
-      if (p.state === 'OPEN' && typeof p.healthPasses === 'number') row(list, 'Health checks passed', p.healthPasses);
+      // The counters of the opening rules mean something only while CLOSED; an OPEN card says why it opened above.
+      if (p.state === 'CLOSED') {
+        row(list, 'Failures in a row', p.consecutiveFailures === undefined ? '—' : p.consecutiveFailures);
+        row(list, 'Error rate, last 2 min', typeof p.windowCalls === 'number' && p.windowCalls > 0 ? percent(p.windowErrorRate) + ' of ' + p.windowCalls + ' calls' : 'no calls');
+      }
+      if (p.state === 'OPEN' && typeof p.healthPasses === 'number') row(list, 'Health checks passed in a row', p.healthPasses);
       if (p.state === 'HALF_OPEN' && typeof p.probes === 'number') row(list, 'Probes', (p.probeSuccesses || 0) + ' of ' + p.probes + ' succeeded');
-      row(list, 'Disabled', p.disabled ? 'yes, by an operator' : 'no');
+      row(list, 'Disabled', p.disabled ? 'yes, by an operator' + (p.disabledReason ? ': ' + p.disabledReason : '') : 'no');
       if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions));
       if (p.pool !== undefined) row(list, 'Pool', describe(p.pool));
       Object.keys(p).forEach(function (key) {
-        if (SHOWN.indexOf(key) < 0) row(list, key, describe(p[key]));
+        if (SHOWN.indexOf(key) < 0) row(list, words(key), describe(p[key]));
       });
       card.appendChild(list);
       container.appendChild(card);
@@ -265,7 +274,9 @@ export const OPS_PAGE_JS = String.raw`(function () {
       var inside = own.filter(function (t) { return t.at >= start; });
       var current = providers[name] ? providers[name].state : undefined;
       var state = before.length ? before[before.length - 1].to : inside.length ? inside[0].from : current || 'CLOSED';
-      var from = start;
+      // Nothing happened in the hour: the lane starts when the current state began, not before the broker knew it.
+      var since = providers[name] && providers[name].since ? Date.parse(providers[name].since) : NaN;
+      var from = !before.length && !inside.length && since > start ? since : start;
       inside.forEach(function (t) {
         segment(chart, from, t.at, state, y, start);
         state = t.to;
