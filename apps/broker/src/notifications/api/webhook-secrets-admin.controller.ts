@@ -1,7 +1,5 @@
 import { Controller, HttpCode, Inject, Param, ParseUUIDPipe, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AdminTokenGuard } from '../../accounts';
 import { ProblemException } from '../../common/problem';
 import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
@@ -15,10 +13,7 @@ const noAccount = () => new ProblemException(404, 'Not found', 'No account with 
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin/accounts')
 export class WebhookSecretsAdminController {
-  constructor(
-    @Inject(WebhookSecrets) private readonly secrets: WebhookSecrets,
-    @InjectDataSource() private readonly dataSource: DataSource,
-  ) {}
+  constructor(@Inject(WebhookSecrets) private readonly secrets: WebhookSecrets) {}
 
   @Post(':id/webhook-secret/reveal')
   @HttpCode(200)
@@ -27,8 +22,7 @@ export class WebhookSecretsAdminController {
   })
   @ApiOkResponse({ type: RevealedWebhookSecretDto })
   async reveal(@Param('id', new ParseUUIDPipe({ exceptionFactory: noAccount })) id: string): Promise<RevealedWebhookSecretDto> {
-    const [account] = (await this.dataSource.query('SELECT id FROM accounts WHERE id = $1', [id])) as unknown[];
-    if (!account) throw noAccount();
+    if (!(await this.secrets.accountExists(id))) throw noAccount();
     const revealed = await this.secrets.reveal(id);
     if (!revealed) throw secretAlreadyShown();
     return revealed;

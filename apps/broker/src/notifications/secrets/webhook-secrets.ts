@@ -105,6 +105,12 @@ export class WebhookSecrets {
     );
   }
 
+  /** Whether the account exists (an operator may name any id). */
+  async accountExists(accountId: string): Promise<boolean> {
+    const rows = (await this.dataSource.query('SELECT 1 FROM accounts WHERE id = $1', [accountId])) as unknown[];
+    return rows.length > 0;
+  }
+
   /**
    * The current secret, if it was never shown: marks it shown and returns it, this once. Null when it was
    * already shown (a rotation is then the way to a secret the caller can read).
