@@ -20,6 +20,8 @@ export interface SimulatorConfig {
   random?: () => number;
   /** Timestamps of records and webhooks (default the system clock). */
   clock?: Clock;
+  /** `SIM_CONTROL_ALLOW_REMOTE`: the `/_sim` control routes answer any client, not only loopback (default false). */
+  controlAllowRemote?: boolean;
 }
 
 export function loadSimulatorConfig(env: Record<string, string | undefined> = process.env): SimulatorConfig {
@@ -37,5 +39,8 @@ export function loadSimulatorConfig(env: Record<string, string | undefined> = pr
   const webhookSecret = env.SIM_WEBHOOK_SECRET?.trim() ?? '';
   if (webhookSecret.length < 16)
     throw new Error('invalid configuration: SIM_WEBHOOK_SECRET must be set to at least 16 characters (the broker checks the same secret)');
-  return { port, brokerUrl, webhookSecret, statusWebhooks: statusWebhooks === 'true' };
+  const controlAllowRemote = env.SIM_CONTROL_ALLOW_REMOTE ?? 'false';
+  if (controlAllowRemote !== 'true' && controlAllowRemote !== 'false')
+    throw new Error(`invalid configuration: SIM_CONTROL_ALLOW_REMOTE must be true or false (got "${controlAllowRemote}")`);
+  return { port, brokerUrl, webhookSecret, statusWebhooks: statusWebhooks === 'true', controlAllowRemote: controlAllowRemote === 'true' };
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { DEFAULT_FAULTS, type FaultSettings } from '../faults/fault-settings';
 import { simValidationPipe } from '../problem/sim-validation';
@@ -8,6 +8,7 @@ import { InboundEvents } from '../webhooks/inbound-events';
 import { CallLogQueryDto } from './dto/call-log-query.dto';
 import { FaultSettingsDto } from './dto/fault-settings.dto';
 import { InboundTriggerDto } from './dto/inbound-trigger.dto';
+import { LoopbackOnlyGuard } from './loopback-only.guard';
 import { StatusWebhooksDto } from './dto/status-webhooks.dto';
 
 interface ProviderSummary {
@@ -18,6 +19,7 @@ interface ProviderSummary {
 }
 
 /** The simulator's own controls: fault switches, call logs, inbound triggers. Not part of any provider's API. */
+@UseGuards(LoopbackOnlyGuard)
 @Controller('_sim')
 export class SimControlController {
   constructor(
