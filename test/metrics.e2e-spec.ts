@@ -62,6 +62,7 @@ describe('/metrics: stalls and where a create spends its time', () => {
     await new Promise((done) => setTimeout(done, 250));
     const after = await scrape(broker);
     expect(over(after) - over(before)).toBeGreaterThanOrEqual(1);
-    expect(value(after, 'nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.25);
+    // prom-client's own nodejs_eventloop_lag_* gauges are not asserted: their histogram is process-wide
+    // and reset by any collection, and one CI run saw 0.01 s there after this 400 ms block.
   });
 });
