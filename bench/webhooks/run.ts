@@ -19,10 +19,9 @@
  * Usage: npm run bench:webhooks [-- --deliveries=N --rounds=N]
  */
 import 'reflect-metadata';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
@@ -39,6 +38,7 @@ import { SignedRequestPreparer } from '../../apps/broker/src/notifications/deliv
 import { WebhookSender } from '../../apps/broker/src/notifications/delivery/webhook-sender';
 import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
 import { WebhookSecrets } from '../../apps/broker/src/notifications/secrets/webhook-secrets';
+import { postgresCpuMs, processCpuMs } from '../support/cpu';
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -57,31 +57,6 @@ const round1 = (x: number): number => Math.round(x * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const DATA = { interactionId: '', from: '+2348030000001', to: '+2348030000002', text: 'On my way, 5 minutes.' };
 
-/** CPU milliseconds used so far by a process (Linux /proc, 100 ticks a second), 0 elsewhere; with its reaped children when asked. */
-function processCpuMs(pid: number, withReapedChildren = false): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').map(Number);
-    return (f[11] + f[12] + (withReapedChildren ? f[13] + f[14] : 0)) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-function postgresCpuMs(postmaster: number | undefined): number {
-  if (postmaster === undefined) return 0;
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // no pgrep: PostgreSQL's CPU is not counted
-  }
-  // Backends that exited were reaped by the postmaster: their time is in its children's counters.
-  return processCpuMs(postmaster, true) + children.reduce((sum, pid) => sum + processCpuMs(pid), 0);
-}
-
 interface Measure {
   perSecond: number;
   cpuUsPerDelivery: { broker: number; receiver: number; postgres: number };
@@ -90,7 +65,7 @@ interface Measure {
 async function measure(count: number, receiver: ChildProcess, postmaster: number | undefined, run: () => Promise<void>): Promise<Measure> {
   const own = process.cpuUsage();
   const receiverBefore = processCpuMs(receiver.pid!);
-  const postgresBefore = postgresCpuMs(postmaster);
+  const postgresBefore = postmaster === undefined ? 0 : postgresCpuMs(postmaster);
   const started = process.hrtime.bigint();
   await run();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -101,7 +76,7 @@ async function measure(count: number, receiver: ChildProcess, postmaster: number
     cpuUsPerDelivery: {
       broker: us((used.user + used.system) / 1000),
       receiver: us(processCpuMs(receiver.pid!) - receiverBefore),
-      postgres: us(postgresCpuMs(postmaster) - postgresBefore),
+      postgres: us((postmaster === undefined ? 0 : postgresCpuMs(postmaster)) - postgresBefore),
     },
   };
 }
