@@ -88,6 +88,9 @@ describe('npm start', () => {
     expect(output).toContain('callback URLs may point to this machine');
     const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/providers/primary/faults`);
     expect(sim.status).toBe(200);
+    // The ops page's files are not compiled code: the build copies them into dist/.
+    for (const asset of ['/ops', '/ops/ops.css', '/ops/ops.js'])
+      expect((await fetch(`http://127.0.0.1:${env.PORT}${asset}`)).status).toBe(200);
 
     // A new user can create a session at once: a development key and a seeded pool come with it.
     const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
