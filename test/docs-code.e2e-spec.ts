@@ -56,6 +56,40 @@ function blocksOf(file: string): Block[] {
 
 const isTypeScript = (block: Block): boolean => block.lang === 'ts' || block.lang === 'typescript';
 
+/** The anchors of a markdown file's headings, as GitHub makes them (fenced blocks skipped, repeats numbered). */
+function anchorsOf(file: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of readFileSync(join(ROOT, file), 'utf8').split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*)$/.exec(line);
+    if (!heading) continue;
+    const base = heading[1]
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+/** The TypeScript of apps, libs, bench and test, with its lines (vendor fixtures left out). */
+function codeLines(): Array<{ file: string; line: number; text: string }> {
+  return ['apps', 'libs', 'bench', 'test'].flatMap((dir) =>
+    readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !/(^|\/)(node_modules|dist|fixtures)\//.test(f))
+      .flatMap((f) => {
+        const file = `${dir}/${f}`;
+        return readFileSync(join(ROOT, file), 'utf8')
+          .split('\n')
+          .map((text, i) => ({ file, line: i + 1, text }));
+      }),
+  );
+}
+
 describe('the docs', () => {
   const blocks = DOCS.flatMap(blocksOf);
 
@@ -122,6 +156,32 @@ describe('the docs', () => {
         .split('\n')
         .flatMap((text, i) => (/SPEC §|reference\/[\w-]+\.txt|[\w-]+\.txt\b/.test(text) ? [`${file}:${i + 1}: ${text.trim()}`] : [])),
     );
+    expect(found).toEqual([]);
+  });
+});
+
+describe('the code', () => {
+  const lines = codeLines();
+
+  it('points at docs sections that exist (docs/<file>.md#<heading>)', () => {
+    const anchors = new Map<string, Set<string>>();
+    const cited = lines.flatMap(({ file, line, text }) =>
+      [...text.matchAll(/docs\/([\w.-]+\.md)#([\w-]+)/g)].map((m) => ({ where: `${file}:${line}`, doc: `docs/${m[1]}`, anchor: m[2] })),
+    );
+    const broken = cited.filter(({ doc, anchor }) => {
+      if (!ts.sys.fileExists(join(ROOT, doc))) return true;
+      if (!anchors.has(doc)) anchors.set(doc, anchorsOf(doc));
+      return !anchors.get(doc)!.has(anchor);
+    });
+    expect(broken.map(({ where, doc, anchor }) => `${where}: ${doc} has no heading #${anchor}`)).toEqual([]);
+    expect(cited.length).toBeGreaterThan(10);
+  });
+
+  it('cites no SPEC sections and no reference files that are not in the repository (docs/design.md says it in words)', () => {
+    const found = lines
+      .filter(({ file }) => file !== 'test/docs-code.e2e-spec.ts')
+      .filter(({ text }) => /SPEC §|[\w-]+\.txt\b/.test(text))
+      .map(({ file, line, text }) => `${file}:${line}: ${text.trim()}`);
     expect(found).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Fault drills on the real processes: the built broker (`dist/apps/broker/src/main.js`, as `npm start`
  * runs it) and the CPaaS simulator, each a process of its own, on a real PostgreSQL, under a steady
  * stream of concurrent creates. What a user would notice: a session that was answered 201 is never
- * lost, the pool rule (SPEC §3) never breaks, and the broker comes back by itself.
+ * lost, the pool rule (docs/design.md#sessions-and-the-pool-rule) never breaks, and the broker comes back by itself.
  *
  * Every wait is a bounded count of attempts; no test measures a duration.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/health/cpaas` is served from memory (SPEC §4): polling it runs no database query. Every
+ * `GET /v1/health/cpaas` is served from memory (docs/design.md#provider-breaker): polling it runs no database query. Every
  * query the broker sends goes through node-postgres' `Client.prototype.query`, which is counted here;
  * `/health/ready`, which pings the database, shows the counter does see the broker's queries.
  * (test/providers.e2e-spec.ts shows the route answering while the database refuses connections.)

@@ -1,5 +1,5 @@
 /**
- * The seed scenario on real vendor protocols (SPEC §9, #12): primary Twilio and failover Vonage,
+ * The seed scenario on real vendor protocols (docs/providers.md, #12): primary Twilio and failover Vonage,
  * each adapter talking to its vendor's published description served by Prism (Vonage's Messages
  * API v1, newer than its descriptions, to a stand-in checked against @vonage/messages in
  * vonage-adapter.e2e-spec.ts), behind the fault proxy. Twilio's API fails (503s and resets), new

@@ -348,7 +348,7 @@ async function main(): Promise<void> {
         { meanMs: round(median(steps.map((s) => s[name])), 2), share: ratio(median(steps.map((s) => s[name] / s.whole)), 1) },
       ]),
     );
-    // Little's law at the same concurrency: the create without its provider call (SPEC §9 vendors keep no sessions).
+    // Little's law at the same concurrency: the create without its provider call (Twilio and Vonage keep no sessions).
     const noProviderCall = median(steps.map((s) => CONNECTIONS / ((s.whole - s.bind) / 1000)));
     const summary = (phases: Phase[]) => ({
       perSecond: round(median(phases.map((p) => p.perSecond))),

@@ -1,6 +1,6 @@
 /**
  * Checks on what the database holds, read straight from PostgreSQL rather than through the broker:
- * the pool rule (SPEC §3) and whether given sessions exist.
+ * the pool rule (docs/design.md#sessions-and-the-pool-rule) and whether given sessions exist.
  */
 import { Client } from 'pg';
 

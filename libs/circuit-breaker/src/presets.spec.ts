@@ -60,10 +60,10 @@ function script(policy: BreakerPolicy, steps: Array<[number, string]>, random?: 
   return said;
 }
 
-describe('telephony default (telephony-failover.txt, SPEC §2)', () => {
+describe('telephony default (docs/design.md#provider-breaker)', () => {
   const policy = telephonyPolicy();
 
-  it('has the SPEC §2 defaults', () => {
+  it('has the documented defaults', () => {
     expect(policy).toEqual({
       trip: [
         { kind: 'consecutive-failures', failures: 5 },
@@ -182,7 +182,7 @@ describe('telephony default (telephony-failover.txt, SPEC §2)', () => {
   });
 });
 
-describe('callback URL breaker (callback-breaker.txt)', () => {
+describe('callback URL breaker', () => {
   const policy = callbackUrlPolicy();
   const noJitter = (): number => 0.5;
 
@@ -263,7 +263,7 @@ describe('callback URL breaker (callback-breaker.txt)', () => {
   });
 });
 
-describe('provider failover breaker (provider-failover.txt)', () => {
+describe('provider failover breaker', () => {
   const policy = providerFailoverPolicy();
 
   it('opens when more than 10 attempts have been recorded and the failure ratio has reached 0.2', () => {
@@ -332,7 +332,7 @@ describe('provider failover breaker (provider-failover.txt)', () => {
   });
 });
 
-describe('endpoint down (webhook-delivery.txt)', () => {
+describe('endpoint down', () => {
   const policy = endpointDownPolicy();
   const FIVE_MIN = 5 * MIN;
 

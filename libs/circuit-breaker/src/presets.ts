@@ -1,9 +1,10 @@
 /**
- * The four reference systems as ready-made policies. Each takes overrides for its documented settings.
+ * The provider breaker and three others as ready-made policies (docs/design.md#provider-breaker and
+ * #other-breakers-in-the-library). Each takes overrides for its documented settings.
  */
 import type { BreakerPolicy } from './policy';
 
-/** The provider breaker of SPEC §2 (telephony-failover.txt); names mirror the app's BREAKER_* variables. */
+/** The provider breaker (docs/design.md#provider-breaker); names mirror the app's BREAKER_* variables. */
 export interface TelephonySettings {
   /** BREAKER_CONSECUTIVE_FAILURES: the Nth failure in a row trips. */
   readonly consecutiveFailures: number;
@@ -69,7 +70,7 @@ export function telephonyPolicy(settings: Partial<TelephonySettings> = {}): Brea
   };
 }
 
-/** The per-callback-URL breaker of callback-breaker.txt. */
+/** The per-callback-URL breaker (docs/design.md#other-breakers-in-the-library). */
 export interface CallbackUrlSettings {
   /** Max failures: consecutive failures that open the circuit. */
   readonly maxFailures: number;
@@ -116,7 +117,7 @@ export function callbackUrlPolicy(settings: Partial<CallbackUrlSettings> = {}): 
   };
 }
 
-/** The ratio breaker of provider-failover.txt (CB_THRESHOLD_RATIO, CB_COOLDOWN_SECONDS). */
+/** The ratio breaker with a floor (docs/design.md#other-breakers-in-the-library); settings named as in the system it comes from. */
 export interface ProviderFailoverSettings {
   /** The floor: the breaker opens only once strictly more attempts than this were recorded. */
   readonly minAttempts: number;
@@ -147,7 +148,7 @@ export function providerFailoverPolicy(settings: Partial<ProviderFailoverSetting
   };
 }
 
-/** The endpoint-down rule of webhook-delivery.txt. */
+/** The endpoint-down rule (docs/design.md#other-breakers-in-the-library). */
 export interface EndpointDownSettings {
   /** Failures in a row after which the endpoint is considered down. */
   readonly failuresInARow: number;

@@ -1,9 +1,9 @@
 /**
  * The provider port: what the broker asks of a CPaaS provider, and how each answer is classified.
  * Adapters never throw for a provider outcome; they return a `ProviderResult` whose failure says
- * whether it is a call-setup failure that counts against the provider's breaker (SPEC §2).
+ * whether it is a call-setup failure that counts against the provider's breaker (docs/design.md#provider-breaker).
  *
- * Real vendors (SPEC §9) shaped it: a vendor may keep no sessions of its own (`keepsSessions`),
+ * Real vendors (docs/providers.md) shaped it: a vendor may keep no sessions of its own (`keepsSessions`),
  * signs its webhooks over the public URL it called (`WebhookRequest.url`), expects every webhook
  * answered in its own call-control language (`WebhookAnswer`), reports delivery and bridge
  * outcomes asynchronously (`StatusEvent`), and holds the numbers we import (`numbers`).
@@ -31,7 +31,7 @@ export type FailureCause =
   | 'call-setup';
 
 export interface ProviderFailure {
-  /** True exactly for a call-setup failure (SPEC §2); false when the caller's own input was at fault. */
+  /** True exactly for a call-setup failure (docs/design.md#provider-breaker); false when the caller's own input was at fault. */
   countsAgainstProvider: boolean;
   cause: FailureCause;
   /** One human line, e.g. "primary: HTTP 503 on bind". Never holds a secret. */
@@ -126,7 +126,7 @@ export type StatusEvent =
       durationSec: number;
       at: string;
     }
-  /** The provider could not set up the bridge (Twilio `DialCallStatus=failed`): a call-setup failure (SPEC §9). */
+  /** The provider could not set up the bridge (Twilio `DialCallStatus=failed`): a call-setup failure (docs/providers.md). */
   | {
       type: 'call.failed';
       eventId: string;
@@ -183,7 +183,7 @@ export interface CpaasProvider {
   /**
    * True when the provider keeps sessions of its own (the simulator): a session is bound there.
    * False for Twilio and Vonage: the broker is the session store, and creating a session makes no
-   * provider call (SPEC §9).
+   * provider call (docs/design.md#sessions-and-the-pool-rule).
    */
   readonly keepsSessions: boolean;
   /** Present when the provider can list its numbers and point them at the broker. */

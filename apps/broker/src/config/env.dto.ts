@@ -1,6 +1,6 @@
 /**
- * The environment as the broker accepts it: every variable of SPEC §7 (and the few the product
- * adds), with its default and the values allowed. Validated once at start-up by `loadConfig`.
+ * The environment as the broker accepts it: every variable of the README's configuration
+ * table, with its default and the values allowed. Validated once at start-up by `loadConfig`.
  */
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';

@@ -134,7 +134,7 @@ describe('parseProviders', () => {
   });
 });
 
-describe('vendor provider configuration (SPEC §9)', () => {
+describe('vendor provider configuration', () => {
   const SID = 'AC' + '0123456789abcdef'.repeat(2);
   const TOKEN = 'f'.repeat(32);
   const twilio = {
@@ -211,7 +211,7 @@ describe('vendor provider configuration (SPEC §9)', () => {
   });
 });
 
-describe('Vonage provider configuration (SPEC §9)', () => {
+describe('Vonage provider configuration', () => {
   const { privateKey: PEM } = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../config';
 import { LANE_LINGER_MS, workerSettings } from './notification-settings';
 
 describe('webhook settings', () => {
-  it('default to the reference values (webhook-delivery.txt, callback-breaker.txt), strict outside the all-local mode', () => {
+  it('default to the documented values (docs/webhooks.md), strict outside the all-local mode', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/broker' }).notifications).toEqual({
       opsWebhookUrl: undefined,
       opsWebhookSecret: undefined,

@@ -11,8 +11,8 @@ import { WebhookSecrets } from './secrets/webhook-secrets';
 import { CallbackUrlValidator } from './targets/callback-url-validator';
 
 /**
- * Outbound notifications (SPEC §5): session events recorded in the caller's transaction (`EventOutbox`),
- * delivered as signed Standard Webhooks by a worker that every replica runs, with the reference retry,
+ * Outbound notifications (docs/design.md#outbox-and-webhook-delivery): session events recorded in the caller's transaction (`EventOutbox`),
+ * delivered as signed Standard Webhooks by a worker that every replica runs, with the retry,
  * endpoint-down, breaker and SSRF rules. See docs/webhooks.md.
  */
 @Module({

@@ -1,7 +1,7 @@
 /**
  * Imports a vendor account's numbers into the proxy-number pool: lists every number the account
  * holds (all pages), adds the new ones, and points each one's inbound SMS, voice and status
- * webhooks at this broker's PUBLIC_URL routes (SPEC §9). Idempotent: a second run adds nothing,
+ * webhooks at this broker's PUBLIC_URL routes (docs/providers.md). Idempotent: a second run adds nothing,
  * updates nothing, and says so. Each vendor call goes through the registry, so it feeds the
  * provider's breaker like any other.
  */

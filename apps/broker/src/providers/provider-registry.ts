@@ -160,7 +160,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Feeds one outcome to the provider's breaker and the metrics: a call's answer, or one the vendor
-   * reports later (a bridged call's setup, SPEC §9), which has no latency of ours.
+   * reports later (a bridged call's setup, docs/design.md#relay), which has no latency of ours.
    */
   record(
     name: string,
@@ -300,7 +300,7 @@ export class ProviderRegistry implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** Each provider's breaker (telephony-failover.txt), from the BREAKER_* settings. */
+/** Each provider's breaker (docs/design.md#provider-breaker), from the BREAKER_* settings. */
 export function providerBreakerPolicy(b: BreakerSettings): BreakerPolicy {
   return telephonyPolicy({
     consecutiveFailures: b.consecutiveFailures,

@@ -50,7 +50,7 @@ export class RelayService {
 
   /**
    * What the provider tells us about a relayed message or a bridged call. A bridged call's outcome
-   * feeds the provider's breaker once, when it first arrives (SPEC §9): `call.failed` is a
+   * feeds the provider's breaker once, when it first arrives (docs/design.md#relay): `call.failed` is a
    * call-setup failure, any answer a success.
    */
   async status(provider: string, event: StatusEvent): Promise<boolean> {

@@ -68,7 +68,7 @@ export class SessionsService {
         continue;
       }
       if (!candidate.provider.keepsSessions) {
-        // The broker is the session store for this vendor (SPEC §9): nothing to ask it, no network wait.
+        // The broker is the session store for this vendor (docs/design.md#sessions-and-the-pool-rule): nothing to ask it, no network wait.
         // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
         // stands in for the bind that never happens, off the request path.
         if (candidate.probe) this.registry.probeInBackground(provider);

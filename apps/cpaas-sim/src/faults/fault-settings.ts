@@ -1,4 +1,4 @@
-/** A simulated provider's fault switch (SPEC §8) and how one request fares under it. */
+/** A simulated provider's fault switch (docs/design.md#simulator) and how one request fares under it. */
 export const FAULT_MODES = ['ok', 'down', 'error', 'timeout', 'reject', 'flaky'] as const;
 export type FaultMode = (typeof FAULT_MODES)[number];
 

@@ -1,6 +1,6 @@
 /**
  * The `sim` adapter (libs/cpaas) against the real simulator over HTTP: every fault mode and how
- * the adapter classifies it (SPEC §2), callee outcomes, invalid numbers, latency, the call log.
+ * the adapter classifies it (docs/design.md#provider-breaker), callee outcomes, invalid numbers, latency, the call log.
  */
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SIM_MAGIC_NUMBERS, SimProviderAdapter, type ProviderResult } from '@app/cpaas';

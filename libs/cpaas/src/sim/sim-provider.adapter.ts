@@ -1,7 +1,7 @@
 /**
  * The adapter for the CPaaS simulator (apps/cpaas-sim). It speaks the simulator's provider API
  * over undici with keep-alive, aborts any call still unanswered after `timeoutMs`, and classifies
- * every outcome as SPEC §2 says; it never throws for what the provider did.
+ * every outcome as docs/design.md#provider-breaker says; it never throws for what the provider did.
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';

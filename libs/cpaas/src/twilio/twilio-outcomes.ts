@@ -1,6 +1,6 @@
 /**
  * Which Twilio answers count against the provider's breaker and which are the customer's input
- * (SPEC §9). Rules are data, looked up in this order: the Twilio error `code` in the body, then
+ * (docs/providers.md#the-outcome-table). Rules are data, looked up in this order: the Twilio error `code` in the body, then
  * the exact HTTP status, then the status class. docs/providers.md carries the same table; its
  * test checks every row. Answers without an HTTP status (timeouts, transport errors) and 2xx
  * answers without a SID are classified in the adapter and listed in TWILIO_OTHER_OUTCOMES.

@@ -2,7 +2,7 @@
  * The Twilio adapter (Programmable Messaging + Voice, API 2010-04-01) behind the provider port.
  * Twilio keeps no sessions: the broker is the session store, a relayed SMS is a
  * `Messages.json` POST from the proxy number, and an inbound call is answered with TwiML that
- * dials the other participant showing the proxy number (SPEC §9). Every request is
+ * dials the other participant showing the proxy number (docs/design.md#provider-adapters-and-webhook-verification). Every request is
  * form-encoded with HTTP Basic auth, goes over keep-alive connections, is aborted after
  * `timeoutMs`, and its answer is classified by TWILIO_OUTCOMES; nothing here throws for what
  * Twilio did, and no failure reason carries a credential.

@@ -44,7 +44,7 @@ const NOT_DELIVERED: Record<string, 'message.undelivered' | 'message.failed'> = 
   canceled: 'message.failed',
 };
 const IN_PROGRESS = new Set(['accepted', 'scheduled', 'queued', 'sending', 'sent', 'receiving', 'received']);
-/** `<Dial action>` outcomes that are a call set up as asked (SPEC §9); `failed` is not one. */
+/** `<Dial action>` outcomes that set up the call (docs/providers.md#what-the-breaker-learns-from-and-when); `failed` is not one. */
 const DIAL_ANSWERS: Record<string, CallAnswer> = {
   completed: 'completed',
   answered: 'completed',

@@ -1,5 +1,5 @@
 /**
- * What a Vonage API answer means for the breaker (SPEC §9): which errors are the provider's fault
+ * What a Vonage API answer means for the breaker (docs/providers.md#the-vonage-outcome-table): which errors are the provider's fault
  * (counted) and which are the customer's input (not counted). The Messages API and the REST APIs
  * answer errors as RFC 7807 problem+json whose `type` ends in a code (`…/api-errors/messages#1000`,
  * `…/api-errors#unauthorized`); the table is keyed by that code, then by HTTP status when the body

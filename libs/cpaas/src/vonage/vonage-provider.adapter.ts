@@ -1,5 +1,5 @@
 /**
- * The Vonage adapter (SPEC §9): SMS through the Messages API, calls bridged by answering Vonage's
+ * The Vonage adapter (docs/providers.md#vonage): SMS through the Messages API, calls bridged by answering Vonage's
  * answer webhook with an NCCO `connect`, health from the account balance, numbers linked to the
  * broker's Vonage application. Vonage keeps no sessions: the broker is the session store, and a
  * session on Vonage needs no call to it. Every webhook is a JWT-signed JSON body (vonage-signature.ts).

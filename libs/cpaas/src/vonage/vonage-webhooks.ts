@@ -14,7 +14,7 @@ export const VONAGE_MESSAGE_STATUSES = ['submitted', 'delivered', 'read', 'rejec
 export type VonageMessageStatus = (typeof VONAGE_MESSAGE_STATUSES)[number];
 
 /**
- * Voice API call statuses. `failed` is a call-setup failure (SPEC §9); the callee's answers are
+ * Voice API call statuses. `failed` is a call-setup failure (docs/providers.md#vonage-webhooks); the callee's answers are
  * successes; the rest are progress reports that change nothing.
  */
 export const VONAGE_CALL_ANSWERS = {

@@ -2,9 +2,9 @@
  * Whether an endpoint may be sent to now, from two breakers of @app/circuit-breaker that see the same
  * outcomes:
  *
- * - the "endpoint down" rule (webhook-delivery.txt, `endpointDownPolicy`): 3 failures in a row and the
+ * - the "endpoint down" rule (`endpointDownPolicy`, docs/webhooks.md#delivery-rules): 3 failures in a row and the
  *   endpoint gets a single attempt every 5 minutes until a 2xx;
- * - the per-callback-URL breaker (callback-breaker.txt, `callbackUrlPolicy`): 5 failures in a row open it
+ * - the per-callback-URL breaker (`callbackUrlPolicy`, docs/design.md#other-breakers-in-the-library): 5 failures in a row open it
  *   for 1 minute (±20 %), then a single trial; each failed trial doubles the wait up to 10 minutes, but never
  *   past the down rule's 5 minutes: the breaker may shorten a down endpoint's wait, never lengthen it (beyond
  *   its own ±20 % on the capped 5 minutes).
@@ -57,7 +57,7 @@ export type EndpointCondition = 'healthy' | 'down' | 'breaker-open' | 'trial';
 export function endpointPolicies(settings: EndpointHealthSettings): { down: BreakerPolicy; url: BreakerPolicy } {
   return {
     down: endpointDownPolicy({ failuresInARow: settings.downAfterFailures, attemptEveryMs: settings.downRetryIntervalMs }),
-    // A down endpoint gets one attempt every downRetryIntervalMs (webhook-delivery.txt): the breaker's waits
+    // A down endpoint gets one attempt every downRetryIntervalMs (docs/webhooks.md#delivery-rules): the breaker's waits
     // may be shorter (hidden under it), never longer, so its grown reset is capped there (plus its jitter).
     url: callbackUrlPolicy({
       maxFailures: settings.breakerFailures,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { REFERENCE_RETRY_SCHEDULE, nextAttemptAt, retryDelayBounds, retryDelayMs } from './retry-schedule';
 
-describe('the retry schedule (webhook-delivery.txt)', () => {
-  // The reference table: after the nth failure, the wait in seconds (its "5 s to 7 s" is 7.5 s rounded down).
+describe('the retry schedule (docs/webhooks.md#delivery-rules)', () => {
+  // The table of docs/webhooks.md#delivery-rules: after the nth failure, the wait in seconds, from base to base + 50 %.
   const table: Array<[number, number, number]> = [
     [1, 5, 7.5],
     [2, 10, 15],

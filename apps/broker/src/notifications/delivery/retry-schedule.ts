@@ -1,5 +1,5 @@
 /**
- * The wait between attempts of one webhook (webhook-delivery.txt): after the nth failure, base × 2^(n−1)
+ * The wait between attempts of one webhook (docs/webhooks.md#delivery-rules): after the nth failure, base × 2^(n−1)
  * plus up to half again at random; once that reaches the cap, between 80 % and 100 % of the cap.
  * With the defaults: 5–7.5 s, 10–15 s, 20–30 s, 40–60 s, 80–120 s, 160–240 s, then 240–300 s.
  */

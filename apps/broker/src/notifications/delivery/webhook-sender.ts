@@ -1,5 +1,5 @@
 /**
- * One HTTP attempt of a webhook, over undici, with the reference rules: only a 2xx is delivered; a
+ * One HTTP attempt of a webhook, over undici, with the delivery rules (docs/webhooks.md#delivery-rules): only a 2xx is delivered; a
  * redirect is not followed (a 3xx is a failure); 5 s to connect and 15 s for the whole attempt; at most
  * 64 KB of the response are read, streaming, and then the connection is dropped (a 2xx with a huge body
  * is still delivered). Customer targets go through an agent whose DNS lookup refuses non-public

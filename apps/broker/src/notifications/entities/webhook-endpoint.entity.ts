@@ -27,7 +27,7 @@ export class WebhookEndpoint {
   @Column({ name: 'down_breaker', type: 'jsonb', nullable: true })
   downBreaker: BreakerSnapshot | null;
 
-  /** The per-callback-URL breaker (callback-breaker.txt), as a snapshot. */
+  /** The per-callback-URL breaker (docs/design.md#other-breakers-in-the-library), as a snapshot. */
   @Column({ name: 'url_breaker', type: 'jsonb', nullable: true })
   urlBreaker: BreakerSnapshot | null;
 

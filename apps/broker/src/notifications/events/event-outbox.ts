@@ -10,7 +10,7 @@ import { DELIVERY_CHANNEL } from '../delivery/delivery-store';
 import { webhookBody } from '../delivery/signed-request';
 import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';
 
-/** Largest webhook body sent (webhook-delivery.txt: "Event body: up to 256 KB"). */
+/** Largest webhook body sent (docs/webhooks.md#delivery-rules: 256 KB). */
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
 export interface SessionEventInput {
@@ -157,7 +157,7 @@ export class EventOutbox {
     const eventId = randomUUID();
     const deliveryId = randomUUID();
     const createdAt = new Date(now);
-    // webhook-delivery.txt: receivers order events by `receivedAt` inside `data`, every event carries it.
+    // Receivers order events by `receivedAt` inside `data` (docs/webhooks.md#delivery-rules): every event carries it.
     const data = { ...eventData, receivedAt: (receivedAt ?? createdAt).toISOString() };
     const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
     if (size > MAX_WEBHOOK_BODY_BYTES)
