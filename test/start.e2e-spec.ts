@@ -242,6 +242,16 @@ describe('the production entry point', () => {
     expect((await modulesLoadedBy(MAIN)).filter((file) => notProduction.test(file)).length).toBeGreaterThan(0);
   }, 60_000);
 
+  it('is built from no test code: no spec, no testing/ folder, nothing from test/ or libs/testing', () => {
+    const compiled = execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--listFilesOnly'], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((file) => file.startsWith(process.cwd()) && !file.includes('/node_modules/'));
+    expect(compiled).toContain(join(process.cwd(), 'apps/broker/src/main.ts'));
+    expect(compiled.filter((file) => /\.spec\.ts$|\/testing\/|^\/test\//.test(file.slice(process.cwd().length)))).toEqual([]);
+  }, 60_000);
+
   it('refuses to start without DATABASE_URL and PROVIDERS, in one line naming both', async () => {
     running = startProcess([PRODUCTION_MAIN], { DATABASE_URL: '', PROVIDERS: '' });
     expect((await running.exited).code).toBe(1);
