@@ -102,6 +102,24 @@ export class SessionsService {
     return problem;
   }
 
+  /**
+   * A takeover of a key whose create died: the reservation it left pending (killed in the provider's bind)
+   * is dropped at once rather than by the sweeper a minute later, and the session it made, if it got that
+   * far, is the answer. The dead create is fenced: its activation would find no pending row.
+   */
+  async takeOver(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
+    const [dropped] = (await this.dataSource.query(
+      `DELETE FROM sessions WHERE account_id = $1 AND idempotency_key = $2 AND status = 'pending' RETURNING id, provider, proxy_number`,
+      [accountId, idempotencyKey],
+    )) as [Array<{ id: string; provider: string; proxy_number: string }>, number];
+    for (const row of dropped) {
+      this.logger.warn(
+        `dropped reservation ${row.id} (${row.provider} ${row.proxy_number}) left pending by a create that died; its key was taken over`,
+      );
+    }
+    return this.createdWith(accountId, idempotencyKey);
+  }
+
   /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
   async createdWith(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
     const session = await this.sessions.findCreatedWith(accountId, idempotencyKey);
