@@ -145,6 +145,14 @@ export class InMemorySessionRepository implements SessionRepository {
     return Promise.resolve(dropped.map((s) => ({ id: s.id, provider: s.provider, proxyNumber: s.proxyNumber })));
   }
 
+  dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
+    const dropped = [...this.sessions.values()].filter(
+      (s) => s.status === 'pending' && s.accountId === accountId && s.idempotencyKey === idempotencyKey,
+    );
+    for (const s of dropped) this.sessions.delete(s.id);
+    return Promise.resolve(dropped.map((s) => ({ id: s.id, provider: s.provider, proxyNumber: s.proxyNumber })));
+  }
+
   findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null> {
     const found = [...this.sessions.values()].find(
       (s) =>

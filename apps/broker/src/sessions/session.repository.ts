@@ -57,6 +57,8 @@ export abstract class SessionRepository {
   abstract unreleased(limit: number): Promise<Session[]>;
   /** Removes reservations still pending after `olderThanMs`. */
   abstract dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]>;
+  /** Removes the reservations a create with this key left pending (it died; its key was taken over). */
+  abstract dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]>;
   /** The active session in which `participant` reaches the others through `proxyNumber` on `provider`. */
   abstract findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null>;
 }
@@ -138,6 +140,14 @@ export class PostgresSessionRepository implements SessionRepository {
     const [dropped] = await this.dataSource.query<[Array<{ id: string; provider: string; proxy_number: string }>, number]>(
       `DELETE FROM sessions WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1) RETURNING id, provider, proxy_number`,
       [olderThanMs / 1000],
+    );
+    return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
+  }
+
+  async dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
+    const [dropped] = await this.dataSource.query<[Array<{ id: string; provider: string; proxy_number: string }>, number]>(
+      `DELETE FROM sessions WHERE account_id = $1 AND idempotency_key = $2 AND status = 'pending' RETURNING id, provider, proxy_number`,
+      [accountId, idempotencyKey],
     );
     return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
   }

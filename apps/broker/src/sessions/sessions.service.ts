@@ -108,13 +108,10 @@ export class SessionsService {
    * far, is the answer. The dead create is fenced: its activation would find no pending row.
    */
   async takeOver(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
-    const [dropped] = (await this.dataSource.query(
-      `DELETE FROM sessions WHERE account_id = $1 AND idempotency_key = $2 AND status = 'pending' RETURNING id, provider, proxy_number`,
-      [accountId, idempotencyKey],
-    )) as [Array<{ id: string; provider: string; proxy_number: string }>, number];
+    const dropped = await this.sessions.dropPendingCreatedWith(accountId, idempotencyKey);
     for (const row of dropped) {
       this.logger.warn(
-        `dropped reservation ${row.id} (${row.provider} ${row.proxy_number}) left pending by a create that died; its key was taken over`,
+        `dropped reservation ${row.id} (${row.provider} ${row.proxyNumber}) left pending by a create that died; its key was taken over`,
       );
     }
     return this.createdWith(accountId, idempotencyKey);
