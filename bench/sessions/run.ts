@@ -39,6 +39,7 @@ import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { SessionEvents } from '../../apps/broker/src/sessions/session-events';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
+import { createLadder } from './create-ladder';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { load, paced, type LoadResult } from '../support/load';
@@ -366,6 +367,17 @@ async function main(): Promise<void> {
     const sqlMax = median(sql.map((p) => p.perSecond));
     const statementsMax = median(statements.map((p) => p.perSecond));
     const noCallMax = median(noCall.map((p) => p.perSecond));
+    const cpuMedian = (phase: keyof typeof cpu) =>
+      Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)]));
+    // Where a create's CPU goes before the reservation: requests stopping one step further each time.
+    await resetSessions(db.url);
+    const ladder = await createLadder({
+      url: broker.url,
+      connections: CONNECTIONS,
+      amount: Math.min(AMOUNT, 1500),
+      meter: () => meter(),
+      createCpu: cpuMedian('broker'),
+    });
     await resetSessions(db.url);
     const halfRate = Math.max(1, Math.round(brokerMax / 2));
     // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
@@ -438,10 +450,11 @@ async function main(): Promise<void> {
           cpuMsPerCreate: Object.fromEntries(
             (['broker', 'noProviderCall', 'sql', 'statements'] as const).map((phase) => [
               { broker: 'broker', noProviderCall: 'brokerNoProviderCall', sql: 'sqlMinimal', statements: 'brokerStatementsOnly' }[phase],
-              Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)])),
+              cpuMedian(phase),
             ]),
           ),
           createShare,
+          createCpuLadder: ladder,
           // The same build on a provider that keeps no sessions (Twilio via Prism): reserve + activate, no vendor request.
           brokerNoProviderCall: {
             ...summary(noCall),
