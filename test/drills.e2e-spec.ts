@@ -6,10 +6,9 @@
  *
  * Every wait is a bounded count of attempts; no test measures a duration.
  */
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, WebhookReceiver } from '@app/testing';
 import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateLoop, type CreateRecord } from '../bench/support/create-loop';
 import { checkPoolRule, missingSessions, withClient } from '../bench/support/pool-rule';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import {
   BENCH_API_KEY,
   freePort,

@@ -36,7 +36,8 @@ import { Client } from 'pg';
 import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
 import { systemClock } from '../../apps/broker/src/notifications/clock';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
-import { SessionEvents } from '../../apps/broker/src/sessions/session-events';
+import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
+import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
@@ -95,11 +96,11 @@ const ALLOCATE = `
 
 /**
  * The statements the broker sends for one create, run by the broker's own code (the allocator's
- * `RESERVE_SQL`; `SessionEvents.activated`, the activation and its outbox event in one statement): the
+ * `RESERVE_SQL`; `activateWithEvent`, the activation and its outbox event in one statement): the
  * database work of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the
  * minimal SQL goes.
  */
-const sessionEvents = new SessionEvents(new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 }));
+const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
 
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
@@ -133,7 +134,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
   } as unknown as Session;
   // As TypeORM's `query` answers: the rows.
   const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };
-  if (!(await sessionEvents.activated(runner, session))) throw new Error('activation changed nothing');
+  if (!(await activateWithEvent(runner, outbox, session, sessionCreated(session)))) throw new Error('activation changed nothing');
 }
 
 interface Phase {
