@@ -12,7 +12,7 @@
  * connections: claim a proxy number keeping the pool rule (no participant already active on it),
  * insert the session and its two participants. No provider call, no HTTP, no outbox.
  *
- * No provider call: the same build with a provider that keeps no sessions (Twilio, SPEC §9, pointed at
+ * No provider call: the same build with a provider that keeps no sessions (Twilio, docs/design.md, pointed at
  * Prism serving Twilio's OpenAPI), where a create is the reservation and the activation; the bench
  * checks that no create sent a vendor request.
  *
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
       );
       return;
     }
-    // The same build with a provider that keeps no sessions (Twilio, SPEC §9): a create that asks no vendor.
+    // The same build with a provider that keeps no sessions (Twilio, docs/design.md): a create that asks no vendor.
     direct = await startDirectBroker(db.url, sim.url, brokerEnv, NUMBERS);
     const directBroker = direct.broker;
     assertAllCreated(await brokerPhase(directBroker.url, WARMUP), WARMUP);
