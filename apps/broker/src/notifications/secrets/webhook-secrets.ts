@@ -8,9 +8,9 @@
  * second, dropped locally on rotation, so another replica picks up a rotation within that second.
  */
 import type { DataSource, EntityManager } from 'typeorm';
+import { newWebhookSecret } from '@app/sdk';
 import { ProblemException } from '../../common/problem';
 import type { Clock } from '../clock';
-import { newWebhookSecret } from '../signature';
 
 const CACHE_TTL_MS = 1_000;
 const CACHE_MAX = 10_000;
