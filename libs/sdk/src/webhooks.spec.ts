@@ -109,15 +109,6 @@ describe('verifyWebhook (Standard Webhooks)', () => {
     const verified = verifyWebhook(input({ payload: '{}', secret: key }, { 'webhook-id': 'msg_1', 'webhook-signature': signature }));
     expect(verified.body).toEqual({});
   });
-
-  it('refuses a changed timestamp and a v2-only signature', () => {
-    expect(
-      failure(() => verifyWebhook(input({ now: AT_VECTOR_TIME + 1_000 }, { 'webhook-timestamp': String(VECTOR.timestamp + 1) }))),
-    ).toBe('no_matching_signature');
-    expect(failure(() => verifyWebhook(input({}, { 'webhook-signature': VECTOR.signature.replace('v1,', 'v2,') })))).toBe(
-      'no_matching_signature',
-    );
-  });
 });
 
 describe('signing as the broker does (newWebhookSecret, several secrets)', () => {
@@ -147,6 +138,21 @@ describe('signing as the broker does (newWebhookSecret, several secrets)', () =>
     expect(constructEvent(Buffer.from(body), new Headers(headers), current, { now }).id).toBe('evt_1');
     expect(failure(() => constructEvent(body, headers, newWebhookSecret(), { now }))).toBe('no_matching_signature');
     expect(signWebhook({ id: 'dlv_1', timestamp: now / 1000, payload: body, secret: [] })).toBe('');
+  });
+
+  it.each([
+    ['a changed body', (h: Record<string, string>) => ({ headers: h, body: body.replace('"a":1', '"a":2') })],
+    ['another webhook-id', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-id': 'dlv_2' }, body })],
+    ['a changed timestamp', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-timestamp': String(now / 1000 + 1) }, body })],
+    ['an empty signature', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-signature': '' }, body })],
+    [
+      'a v2 signature only',
+      (h: Record<string, string>) => ({ headers: { ...h, 'webhook-signature': h['webhook-signature'].replace('v1,', 'v2,') }, body }),
+    ],
+  ])('refuses what it signed with %s', (_what, tamper) => {
+    const secret = newWebhookSecret();
+    const { headers, body: received } = tamper(signed(secret));
+    expect(() => constructEvent(received, headers, secret, { now })).toThrow(WebhookVerificationError);
   });
 
   it('refuses a body that is JSON but not a broker event', () => {
