@@ -27,8 +27,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
+import { systemClock } from '@app/clock';
 import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
-import { systemClock } from '../../apps/broker/src/notifications/clock';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { SessionEvents } from '../../apps/broker/src/sessions/session-events';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';

@@ -3,18 +3,16 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { ProblemException, type ProblemDetails } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import type { Clock } from '../notifications/clock';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const WAIT_STEP_MS = 50;
 const TTL_MS = IDEMPOTENCY_TTL_HOURS * 3_600_000;
-
-/** Where idempotency reads the time (epoch ms): the system clock, one object per app so a test can move its own. */
-export const IDEMPOTENCY_CLOCK = Symbol('IDEMPOTENCY_CLOCK');
 
 /** A JSON text with sorted keys: the same body in another key order is the same request. */
 export function canonicalJson(value: unknown): string {
@@ -55,7 +53,7 @@ export class IdempotencyService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(IDEMPOTENCY_CLOCK) private readonly clock: Clock,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.takeoverAfterMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
   }

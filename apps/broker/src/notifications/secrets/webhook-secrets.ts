@@ -9,8 +9,8 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { newWebhookSecret } from '@app/sdk';
+import type { Clock } from '@app/clock';
 import { ProblemException } from '../../common/problem';
-import type { Clock } from '../clock';
 
 const CACHE_TTL_MS = 1_000;
 const CACHE_MAX = 10_000;
