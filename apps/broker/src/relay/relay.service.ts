@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
 import { DataSource, type EntityManager } from 'typeorm';
+import { systemClock, type Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SessionEvents } from '../sessions/session-events';
@@ -29,6 +31,7 @@ export class RelayService {
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
     private readonly events: SessionEvents,
+    @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
@@ -160,7 +163,7 @@ export class RelayService {
         .getOne();
       if (!interaction) return null;
       const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
-      if (session.status !== 'active' || session.expiresAt <= new Date()) {
+      if (session.status !== 'active' || session.expiresAt.getTime() <= this.clock.now()) {
         await this.giveUp(manager, interaction, session, 'the session ended before the message could be relayed');
         return null;
       }
@@ -224,7 +227,7 @@ export class RelayService {
 
   private retryAt(attempts: number): Date {
     const delay = Math.min(this.config.sessions.relayRetryIntervalMs * 2 ** (attempts - 1), MAX_RETRY_DELAY_MS);
-    return new Date(Date.now() + delay);
+    return new Date(this.clock.now() + delay);
   }
 
   private async giveUp(manager: EntityManager, interaction: Interaction, session: Session, reason: string): Promise<void> {

@@ -29,7 +29,7 @@ export class SessionEvents {
         accountId: session.accountId,
         sessionId: session.id,
         callbackUrl: session.callbackUrl,
-        data: { session: SessionDto.from(session) },
+        data: { session: SessionDto.from(session, session.createdAt) },
         receivedAt: session.createdAt,
       },
     );
@@ -43,7 +43,7 @@ export class SessionEvents {
       manager,
       type,
       session,
-      { session: SessionDto.from(session) },
+      { session: SessionDto.from(session, session.endedAt ?? session.expiresAt) },
       status === 'closed' ? (session.endedAt ?? undefined) : undefined,
     );
   }

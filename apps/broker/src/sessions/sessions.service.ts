@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Not } from 'typeorm';
+import { systemClock, type Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
 import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
@@ -38,6 +40,7 @@ export class SessionsService {
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
     private readonly destinations: DestinationPolicy,
+    @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
@@ -74,7 +77,7 @@ export class SessionsService {
         if (candidate.probe) this.registry.probeInBackground(provider);
         const session = await this.timed('activate', () => this.activate(reservation, null));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session);
+        return SessionDto.from(session, new Date(this.clock.now()));
       }
       const bound = await this.timed('bind', () =>
         this.registry.call(provider, 'bind', candidate.probe, (p) =>
@@ -84,7 +87,7 @@ export class SessionsService {
       if (bound.ok) {
         const session = await this.timed('activate', () => this.activate(reservation, bound.value.bindingId));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session);
+        return SessionDto.from(session, new Date(this.clock.now()));
       }
       await this.allocator.release(reservation.id);
       if (!bound.failure.countsAgainstProvider) {
@@ -109,11 +112,11 @@ export class SessionsService {
       where: { accountId, idempotencyKey, status: Not('pending') },
       order: { createdAt: 'ASC' },
     });
-    return session ? SessionDto.from(session) : null;
+    return session ? SessionDto.from(session, new Date(this.clock.now())) : null;
   }
 
   async get(accountId: string, id: string): Promise<SessionDto> {
-    return SessionDto.from(await this.find(accountId, id));
+    return SessionDto.from(await this.find(accountId, id), new Date(this.clock.now()));
   }
 
   async list(accountId: string, query: ListSessionsQueryDto): Promise<SessionListDto> {
@@ -135,7 +138,7 @@ export class SessionsService {
     }
     const rows = await qb.getMany();
     const page = rows.slice(0, limit);
-    const now = new Date();
+    const now = new Date(this.clock.now());
     return {
       sessions: page.map((s) => SessionDto.from(s, now)),
       nextCursor: rows.length > limit ? encodePageCursor(page[page.length - 1].createdAt, page[page.length - 1].id) : null,
@@ -148,16 +151,17 @@ export class SessionsService {
       const session = await manager.getRepository(Session).findOne({ where: { id, accountId }, lock: { mode: 'pessimistic_write' } });
       if (!session || session.status === 'pending') throw notFound();
       if (session.status !== 'active') return { session, changed: false };
-      const expired = session.expiresAt <= new Date();
+      const now = new Date(this.clock.now());
+      const expired = session.expiresAt <= now;
       session.status = expired ? 'expired' : 'closed';
-      session.endedAt = new Date();
+      session.endedAt = now;
       await manager.getRepository(Session).update({ id }, { status: session.status, endedAt: session.endedAt });
       await manager.query('UPDATE session_participants SET active = false WHERE session_id = $1', [id]);
       await this.events.ended(manager, session, session.status);
       return { session, changed: true };
     });
     if (closed.changed) await this.releaseBinding(closed.session);
-    return SessionDto.from(closed.session);
+    return SessionDto.from(closed.session, new Date(this.clock.now()));
   }
 
   async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
