@@ -70,7 +70,12 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiOkResponse({ type: BreakerHistoryDto })
   async history(@Query() query: BreakerHistoryQueryDto): Promise<BreakerHistoryDto> {
     if (query.provider && !this.registry.has(query.provider)) {
-      throw new ProblemException(404, 'Unknown provider', `No provider named "${query.provider}".`, 'unknown-provider');
+      throw new ProblemException({
+        status: 404,
+        slug: 'unknown-provider',
+        title: 'Unknown provider',
+        detail: `No provider named "${query.provider}".`,
+      });
     }
     const limit = query.limit ?? 50;
     const rows = await this.store.history(query.provider, limit + 1, query.cursor);

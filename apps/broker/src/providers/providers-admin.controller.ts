@@ -59,6 +59,12 @@ export class ProvidersAdminController {
   }
 
   private known(name: string): void {
-    if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
+    if (!this.registry.has(name))
+      throw new ProblemException({
+        status: 404,
+        slug: 'unknown-provider',
+        title: 'Unknown provider',
+        detail: `No provider named "${name}".`,
+      });
   }
 }

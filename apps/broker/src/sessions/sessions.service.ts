@@ -92,7 +92,15 @@ export class SessionsService {
       await this.allocator.release(reservation.id);
       if (!bound.failure.countsAgainstProvider) {
         // The provider refused the request itself (say, a number it cannot serve): another provider would too.
-        throw this.failed(new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider }));
+        throw this.failed(
+          new ProblemException({
+            status: 422,
+            slug: 'provider-refused',
+            title: 'Refused by the provider',
+            detail: bound.failure.reason,
+            extensions: { provider },
+          }),
+        );
       }
       attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
@@ -214,12 +222,12 @@ export class SessionsService {
     this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
     await this.releaseBinding(session);
     throw this.failed(
-      new ProblemException(
-        503,
-        'Reservation expired',
-        'The proxy number reservation expired while the provider was binding; try again.',
-        'reservation-expired',
-      ),
+      new ProblemException({
+        status: 503,
+        slug: 'reservation-expired',
+        title: 'Reservation expired',
+        detail: 'The proxy number reservation expired while the provider was binding; try again.',
+      }),
     );
   }
 
@@ -232,30 +240,39 @@ export class SessionsService {
 }
 
 function notFound(): ProblemException {
-  return new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found');
+  return new ProblemException({
+    status: 404,
+    slug: 'session-not-found',
+    title: 'Session not found',
+    detail: 'No session with this id exists for your account.',
+  });
 }
 
 function noProvider(attempts: Attempt[]): ProblemException {
   if (attempts.length === 0) {
-    return new ProblemException(503, 'No provider available', 'Every provider is disabled; no session can be created now.', 'no-provider');
+    return new ProblemException({
+      status: 503,
+      slug: 'no-provider',
+      title: 'No provider available',
+      detail: 'Every provider is disabled; no session can be created now.',
+    });
   }
   if (attempts.every((a) => a.outcome === 'pool exhausted')) {
-    return new ProblemException(
-      503,
-      'Proxy number pool exhausted',
-      `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
-      'pool-exhausted',
-      { attempts },
-    );
+    return new ProblemException({
+      status: 503,
+      slug: 'pool-exhausted',
+      title: 'Proxy number pool exhausted',
+      detail: `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
+      extensions: { attempts },
+    });
   }
-  return new ProblemException(
-    503,
-    'Every provider failed',
-    // An outcome is the provider's failure reason, which names the provider already.
-    `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
-    'providers-failed',
-    { attempts },
-  );
+  return new ProblemException({
+    status: 503,
+    slug: 'providers-failed',
+    title: 'Every provider failed',
+    detail: `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
+    extensions: { attempts },
+  });
 }
 
 /** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */
