@@ -9,7 +9,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { isE164, providerWebhookUrls, type NumberWebhooks, type ProviderNumber } from '@app/cpaas';
 import { DataSource } from 'typeorm';
-import { ProblemException } from '../common/problem';
+import { ProblemException, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from './provider-registry';
 
@@ -36,13 +36,7 @@ export class NumberImport {
   ) {}
 
   async run(provider: string): Promise<NumberImportResult> {
-    if (!this.registry.has(provider))
-      throw new ProblemException({
-        status: 404,
-        slug: 'unknown-provider',
-        title: 'Unknown provider',
-        detail: `No provider named "${provider}".`,
-      });
+    if (!this.registry.has(provider)) throw unknownProvider(provider);
     const numbers = this.registry.adapter(provider).numbers;
     if (!numbers)
       throw new ProblemException({

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { isInvalidWebhookError, type CpaasProvider, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
 import type { RawBodyRequest } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ProblemException, ValidationProblem } from '../common/problem';
+import { ProblemException, ValidationProblem, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { RelayService } from './relay.service';
@@ -66,13 +66,7 @@ export class InboundController {
   }
 
   private verified(name: string, route: WebhookRoute, req: RawBodyRequest<Request>): { provider: CpaasProvider; webhook: WebhookRequest } {
-    if (!this.registry.has(name))
-      throw new ProblemException({
-        status: 404,
-        slug: 'unknown-provider',
-        title: 'Unknown provider',
-        detail: `No provider named "${name}".`,
-      });
+    if (!this.registry.has(name)) throw unknownProvider(name);
     const provider = this.registry.adapter(name);
     const webhook: WebhookRequest = {
       url: `${this.config.publicUrl ?? ownOrigin(req)}${req.originalUrl}`,

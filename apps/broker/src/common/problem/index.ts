@@ -3,6 +3,7 @@ export {
   ProblemException,
   ValidationProblem,
   problemType,
+  unknownProvider,
   type FieldError,
   type ProblemDetails,
   type ProblemOptions,

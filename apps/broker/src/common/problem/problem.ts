@@ -57,6 +57,11 @@ export class ProblemException extends HttpException {
   }
 }
 
+/** A provider name the broker does not have: admin routes, inbound webhooks, the CPaaS history. */
+export function unknownProvider(name: string): ProblemException {
+  return new ProblemException({ status: 404, slug: 'unknown-provider', title: 'Unknown provider', detail: `No provider named "${name}".` });
+}
+
 export class ValidationProblem extends ProblemException {
   constructor(readonly errors: FieldError[]) {
     super({
