@@ -11,7 +11,7 @@ import { Client } from 'pg';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../apps/broker/src/common/clock';
 import { IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
-import { ManualClock } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { ManualClock } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually } from './support/processes';

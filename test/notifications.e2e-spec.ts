@@ -4,11 +4,11 @@
  * use), with their deliveries and attempts readable over the API, and tenancy between accounts.
  */
 import request from 'supertest';
-import { constructEvent } from '@app/sdk';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../apps/broker/src/accounts/api-key-hash';
+import { constructEvent } from '@app/sdk';
 import { EventOutbox } from '../apps/broker/src/notifications';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 import { eventually, freePort } from './support/processes';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
