@@ -135,19 +135,20 @@ export class PostgresSessionRepository implements SessionRepository {
       .getMany();
   }
 
-  async dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]> {
-    // TypeORM answers a DELETE with [rows, affected count], not the rows alone.
-    const [dropped] = await this.dataSource.query<[Array<{ id: string; provider: string; proxy_number: string }>, number]>(
-      `DELETE FROM sessions WHERE status = 'pending' AND created_at < now() - make_interval(secs => $1) RETURNING id, provider, proxy_number`,
-      [olderThanMs / 1000],
-    );
-    return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
+  dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]> {
+    return this.dropPending(`created_at < now() - make_interval(secs => $1)`, [olderThanMs / 1000]);
   }
 
-  async dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
+  dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
+    return this.dropPending('account_id = $1 AND idempotency_key = $2', [accountId, idempotencyKey]);
+  }
+
+  /** Deletes the pending sessions that also match `where` (its own `$1`, `$2`, …). */
+  private async dropPending(where: string, params: unknown[]): Promise<DroppedReservation[]> {
+    // TypeORM answers a DELETE with [rows, affected count], not the rows alone.
     const [dropped] = await this.dataSource.query<[Array<{ id: string; provider: string; proxy_number: string }>, number]>(
-      `DELETE FROM sessions WHERE account_id = $1 AND idempotency_key = $2 AND status = 'pending' RETURNING id, provider, proxy_number`,
-      [accountId, idempotencyKey],
+      `DELETE FROM sessions WHERE status = 'pending' AND ${where} RETURNING id, provider, proxy_number`,
+      params,
     );
     return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
   }

@@ -84,6 +84,8 @@ function allocator(sessions: InMemorySessionRepository, sweptWhileBinding = fals
   return fake as SessionAllocator;
 }
 
+const reservation = { accountId: ACCOUNT, provider: 'primary', channel: 'sms' as const, participants: ['+1', '+2'], proxyNumber: '+3' };
+
 const body: CreateSessionDto = {
   channel: 'sms',
   participants: [{ number: '+2348030000001' }, { number: '+2348030000002' }],
@@ -162,6 +164,25 @@ describe('SessionsService', () => {
     });
   });
 
+  describe('takeOver (a retry whose first create died)', () => {
+    it('drops the reservation the dead create left pending, and has no session to answer with', async () => {
+      const left = sessions.addPending({ ...reservation, idempotencyKey: 'key-1' });
+      const anotherKey = sessions.addPending({ ...reservation, idempotencyKey: 'key-2' });
+
+      expect(await service.takeOver(ACCOUNT, 'key-1')).toBeNull();
+
+      expect(sessions.sessions.has(left.id)).toBe(false);
+      expect(sessions.sessions.has(anotherKey.id)).toBe(true);
+    });
+
+    it('answers with the session the dead create activated', async () => {
+      const created = await service.create(ACCOUNT, body, 'key-1');
+
+      expect(await service.takeOver(ACCOUNT, 'key-1')).toEqual(created);
+      expect(sessions.sessions.get(created.id)!.status).toBe('active');
+    });
+  });
+
   describe('close', () => {
     it('closes an active session, frees its participants, records session.closed at the close, and unbinds', async () => {
       const created = await service.create(ACCOUNT, body);
@@ -202,13 +223,7 @@ describe('SessionsService', () => {
 
     it("is a 404 for another account's session and for a reservation, and leaves both as they were", async () => {
       const created = await service.create(ACCOUNT, body);
-      const pending = sessions.addPending({
-        accountId: ACCOUNT,
-        provider: 'primary',
-        channel: 'sms',
-        participants: ['+1', '+2'],
-        proxyNumber: '+3',
-      });
+      const pending = sessions.addPending(reservation);
 
       for (const [account, id] of [
         [OTHER_ACCOUNT, created.id],
@@ -239,7 +254,7 @@ describe('SessionsService', () => {
         now = new Date(T0.getTime() + i * 1000);
         ids.push((await service.create(ACCOUNT, body)).id);
       }
-      sessions.addPending({ accountId: ACCOUNT, provider: 'primary', channel: 'sms', participants: ['+1', '+2'], proxyNumber: '+3' });
+      sessions.addPending(reservation);
 
       const first = await service.list(ACCOUNT, { limit: 2 });
       const second = await service.list(ACCOUNT, { limit: 2, cursor: first.nextCursor! });
