@@ -1,5 +1,5 @@
 /**
- * A broker whose provider keeps no sessions of its own (SPEC §9: `keepsSessions` false, Twilio here):
+ * A broker whose provider keeps no sessions of its own (`keepsSessions` false, Twilio here; docs/design.md):
  * a create is the reservation and the activation, with no request to the vendor. The Twilio adapter is
  * pointed at Prism serving Twilio's published OpenAPI (test/support/prism.ts) through the test suite's
  * recording proxy, so the bench can prove that no create sent a vendor request (`vendorRequests`).

@@ -12,7 +12,7 @@
  * connections: claim a proxy number keeping the pool rule (no participant already active on it),
  * insert the session and its two participants. No provider call, no HTTP, no outbox.
  *
- * No provider call: the same build with a provider that keeps no sessions (Twilio, SPEC §9, pointed at
+ * No provider call: the same build with a provider that keeps no sessions (Twilio, docs/design.md, pointed at
  * Prism serving Twilio's OpenAPI), where a create is the reservation and the activation; the bench
  * checks that no create sent a vendor request.
  *
@@ -40,6 +40,7 @@ import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
 import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
+import { createLadder } from './create-ladder';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { load, paced, type LoadResult } from '../support/load';
@@ -283,7 +284,7 @@ async function main(): Promise<void> {
       );
       return;
     }
-    // The same build with a provider that keeps no sessions (Twilio, SPEC §9): a create that asks no vendor.
+    // The same build with a provider that keeps no sessions (Twilio, docs/design.md): a create that asks no vendor.
     direct = await startDirectBroker(db.url, sim.url, brokerEnv, NUMBERS);
     const directBroker = direct.broker;
     assertAllCreated(await brokerPhase(directBroker.url, WARMUP), WARMUP);
@@ -367,6 +368,17 @@ async function main(): Promise<void> {
     const sqlMax = median(sql.map((p) => p.perSecond));
     const statementsMax = median(statements.map((p) => p.perSecond));
     const noCallMax = median(noCall.map((p) => p.perSecond));
+    const cpuMedian = (phase: keyof typeof cpu) =>
+      Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)]));
+    // Where a create's CPU goes before the reservation: requests stopping one step further each time.
+    await resetSessions(db.url);
+    const ladder = await createLadder({
+      url: broker.url,
+      connections: CONNECTIONS,
+      amount: Math.min(AMOUNT, 1500),
+      meter: () => meter(),
+      createCpu: cpuMedian('broker'),
+    });
     await resetSessions(db.url);
     const halfRate = Math.max(1, Math.round(brokerMax / 2));
     // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
@@ -439,10 +451,11 @@ async function main(): Promise<void> {
           cpuMsPerCreate: Object.fromEntries(
             (['broker', 'noProviderCall', 'sql', 'statements'] as const).map((phase) => [
               { broker: 'broker', noProviderCall: 'brokerNoProviderCall', sql: 'sqlMinimal', statements: 'brokerStatementsOnly' }[phase],
-              Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)])),
+              cpuMedian(phase),
             ]),
           ),
           createShare,
+          createCpuLadder: ladder,
           // The same build on a provider that keeps no sessions (Twilio via Prism): reserve + activate, no vendor request.
           brokerNoProviderCall: {
             ...summary(noCall),
