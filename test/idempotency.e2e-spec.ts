@@ -8,8 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import { IDEMPOTENCY_CLOCK, IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
-import type { Clock } from '../apps/broker/src/notifications/clock';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../apps/broker/src/common/clock';
+import { IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
 import { ManualClock } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
@@ -34,7 +35,7 @@ describe('Idempotency-Key', () => {
     });
     db = new Client(broker.db.url);
     await db.connect();
-    clock = broker.app.get<Clock>(IDEMPOTENCY_CLOCK);
+    clock = broker.app.get<Clock>(CLOCK);
     systemNow = clock.now;
   });
   afterEach(async () => {

@@ -4,11 +4,11 @@
  * a restart every event reaches the receiver at least once.
  */
 import { DataSource } from 'typeorm';
+import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase, WebhookReceiver, type Answer } from '@app/testing';
 import { ENTITIES } from '../apps/broker/src/database/entities';
 import { EventOutbox } from '../apps/broker/src/notifications';
-import { systemClock } from '../apps/broker/src/notifications/clock';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 import { TEST_WEBHOOK_SECRET } from './support/broker-harness';
 

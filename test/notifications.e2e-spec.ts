@@ -6,7 +6,8 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../apps/broker/src/accounts/api-key-hash';
-import { EventOutbox, verifyWebhook } from '../apps/broker/src/notifications';
+import { constructEvent } from '@app/sdk';
+import { EventOutbox } from '../apps/broker/src/notifications';
 import { WebhookReceiver } from '@app/testing';
 import { eventually, freePort } from './support/processes';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
@@ -131,7 +132,7 @@ describe('webhooks over HTTP', () => {
     const { eventId, deliveryId } = await record(KEY_A, { text: 'hello' });
     await eventually(async () => receiver.eventIds().includes(eventId));
     const got = receiver.received.find((r) => r.headers['webhook-id'] === deliveryId)!;
-    expect(verifyWebhook(secret, got.headers, got.body)).toMatchObject({ id: eventId, type: 'message.relayed', data: { text: 'hello' } });
+    expect(constructEvent(got.body, got.headers, secret)).toMatchObject({ id: eventId, type: 'message.relayed', data: { text: 'hello' } });
 
     await eventually(async () => (await api().get(`/v1/deliveries/${deliveryId}`)).body.status === 'delivered');
     const res = await api().get(`/v1/deliveries/${deliveryId}`).expect(200);
@@ -224,8 +225,8 @@ describe('webhooks over HTTP', () => {
     await eventually(async () => receiver.received.some((r) => r.headers['webhook-id'] === deliveryId));
     const got = receiver.received.find((r) => r.headers['webhook-id'] === deliveryId)!;
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(verifyWebhook(secret, got.headers, got.body).data).toMatchObject({ after: 'rotation' });
-    expect(verifyWebhook(rotated.body.secret as string, got.headers, got.body).data).toMatchObject({ after: 'rotation' });
+    expect(constructEvent(got.body, got.headers, secret).data).toMatchObject({ after: 'rotation' });
+    expect(constructEvent(got.body, got.headers, rotated.body.secret as string).data).toMatchObject({ after: 'rotation' });
   });
 
   it('an account whose first webhook already went out reads its secret once, without rotating', async () => {
@@ -241,7 +242,7 @@ describe('webhooks over HTTP', () => {
       createdAt: expect.any(String),
       previousSecretExpiresAt: null,
     });
-    expect(verifyWebhook(revealed.body.secret as string, got.headers, got.body).data).toMatchObject({ first: 'webhook' });
+    expect(constructEvent(got.body, got.headers, revealed.body.secret as string).data).toMatchObject({ first: 'webhook' });
 
     // Once: not again, and not in a later callback URL answer either.
     await api(KEY_B).post('/v1/account/webhook-secret/reveal').expect(409);

@@ -4,7 +4,7 @@
  * through the delivery worker: nothing is written into the outbox by the test.
  */
 import request from 'supertest';
-import { verifyWebhook } from '../apps/broker/src/notifications';
+import { verifyWebhook } from '@app/sdk';
 import { WebhookReceiver } from '@app/testing';
 import { SessionSweeper } from '../apps/broker/src/sessions/session-sweeper';
 import { DataSource } from 'typeorm';
@@ -56,7 +56,7 @@ describe('events the broker emits, delivered by the worker', () => {
     let found: Delivered | undefined;
     await eventually(async () => {
       for (const got of receiver.received.filter((r) => r.path === path)) {
-        const event = verifyWebhook(key, got.headers, got.body) as Delivered;
+        const event = verifyWebhook<Delivered>({ payload: got.body, headers: got.headers, secret: key }).body;
         if (match(event)) found = event;
       }
       return found !== undefined;

@@ -4,7 +4,7 @@
  * two newest signatures and nothing the oldest secret can verify. Events come from a real relay.
  */
 import request from 'supertest';
-import { verifyWebhook } from '../apps/broker/src/notifications';
+import { constructEvent } from '@app/sdk';
 import { WebhookReceiver, type ReceivedWebhook } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
@@ -51,13 +51,13 @@ describe('a second webhook secret rotation', () => {
     const second = (await api().post('/v1/account/webhook-secret/rotate').expect(200)).body.secret as string;
     const afterOne = await relayedDelivery();
     expect(String(afterOne.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(() => verifyWebhook(first, afterOne.headers, afterOne.body)).not.toThrow();
+    expect(() => constructEvent(afterOne.body, afterOne.headers, first)).not.toThrow();
 
     const third = (await api().post('/v1/account/webhook-secret/rotate').expect(200)).body.secret as string;
     const afterTwo = await relayedDelivery();
     expect(String(afterTwo.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    expect(() => verifyWebhook(third, afterTwo.headers, afterTwo.body)).not.toThrow();
-    expect(() => verifyWebhook(second, afterTwo.headers, afterTwo.body)).not.toThrow();
-    expect(() => verifyWebhook(first, afterTwo.headers, afterTwo.body)).toThrow();
+    expect(() => constructEvent(afterTwo.body, afterTwo.headers, third)).not.toThrow();
+    expect(() => constructEvent(afterTwo.body, afterTwo.headers, second)).not.toThrow();
+    expect(() => constructEvent(afterTwo.body, afterTwo.headers, first)).toThrow();
   });
 });

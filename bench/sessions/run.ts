@@ -33,8 +33,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
+import { systemClock } from '@app/clock';
 import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
-import { systemClock } from '../../apps/broker/src/notifications/clock';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
 import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AccountsModule } from './accounts';
+import { ClockModule } from './common/clock';
 import { RequestBodyInterceptor } from './common/http';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
@@ -24,6 +25,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule,
         LoggingModule.forRoot(config),
         DatabaseModule.forRoot(databaseUrl, { size: config.databasePoolSize, idleTimeoutMs: config.databasePoolIdleTimeoutMs }),
         ScheduleModule.forRoot(),

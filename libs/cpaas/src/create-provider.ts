@@ -1,6 +1,7 @@
 import { credential, optionalCredential, type AdapterName, type ProviderCredentials } from './credentials';
 import { UnknownAdapterError } from './errors';
-import type { Clock, CpaasProvider } from './provider';
+import type { Clock } from '@app/clock';
+import type { CpaasProvider } from './provider';
 import { SimProviderAdapter } from './sim/sim-provider.adapter';
 import { TwilioProviderAdapter } from './twilio/twilio-provider.adapter';
 import { VonageProviderAdapter } from './vonage/vonage-provider.adapter';

@@ -226,10 +226,3 @@ export function providerWebhookUrls(publicUrl: string, provider: string): Number
   const base = `${publicUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(provider)}`;
   return { base, smsUrl: `${base}/inbound/sms`, voiceUrl: `${base}/inbound/voice`, statusCallback: `${base}/status` };
 }
-
-/** Milliseconds since the epoch; RxJS schedulers fit (`scheduler.now()`). */
-export interface Clock {
-  now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };

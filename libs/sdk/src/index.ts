@@ -70,6 +70,7 @@ export { SDK_VERSION } from './version';
 export {
   WebhookVerificationError,
   constructEvent,
+  newWebhookSecret,
   signWebhook,
   verifyWebhook,
   type ConstructEventOptions,

@@ -1,4 +1,11 @@
-import { signWebhook, verifyWebhook, WebhookVerificationError, type VerifyWebhookInput } from './webhooks';
+import {
+  constructEvent,
+  newWebhookSecret,
+  signWebhook,
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookInput,
+} from './webhooks';
 
 // The published Standard Webhooks test vector.
 const VECTOR = {
@@ -101,5 +108,57 @@ describe('verifyWebhook (Standard Webhooks)', () => {
     const signature = signWebhook({ id: 'msg_1', timestamp: new Date(AT_VECTOR_TIME), payload: '{}', secret: key });
     const verified = verifyWebhook(input({ payload: '{}', secret: key }, { 'webhook-id': 'msg_1', 'webhook-signature': signature }));
     expect(verified.body).toEqual({});
+  });
+});
+
+describe('signing as the broker does (newWebhookSecret, several secrets)', () => {
+  const now = Date.UTC(2026, 6, 15, 12, 0, 0);
+  const body = JSON.stringify({ id: 'evt_1', type: 'session.created', timestamp: new Date(now).toISOString(), data: { a: 1 } });
+  const signed = (secret: string | string[]) => ({
+    'webhook-id': 'dlv_1',
+    'webhook-timestamp': String(now / 1000),
+    'webhook-signature': signWebhook({ id: 'dlv_1', timestamp: new Date(now), payload: body, secret }),
+  });
+
+  it('makes whsec_ secrets of 32 random bytes, each different', () => {
+    const secret = newWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
+    expect(newWebhookSecret()).not.toBe(secret);
+  });
+
+  it('signs with every secret while rotating: either one verifies, a third does not', () => {
+    const [previous, current] = [newWebhookSecret(), newWebhookSecret()];
+    const headers = signed([current, previous]);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(headers['webhook-signature'].split(' ')[0]).toBe(signed(current)['webhook-signature']);
+    for (const secret of [previous, current, [current, previous]]) {
+      expect(constructEvent(body, headers, secret, { now })).toMatchObject({ id: 'evt_1', type: 'session.created', data: { a: 1 } });
+    }
+    expect(constructEvent(Buffer.from(body), new Headers(headers), current, { now }).id).toBe('evt_1');
+    expect(failure(() => constructEvent(body, headers, newWebhookSecret(), { now }))).toBe('no_matching_signature');
+    expect(signWebhook({ id: 'dlv_1', timestamp: now / 1000, payload: body, secret: [] })).toBe('');
+  });
+
+  it.each([
+    ['a changed body', (h: Record<string, string>) => ({ headers: h, body: body.replace('"a":1', '"a":2') })],
+    ['another webhook-id', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-id': 'dlv_2' }, body })],
+    ['a changed timestamp', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-timestamp': String(now / 1000 + 1) }, body })],
+    ['an empty signature', (h: Record<string, string>) => ({ headers: { ...h, 'webhook-signature': '' }, body })],
+    [
+      'a v2 signature only',
+      (h: Record<string, string>) => ({ headers: { ...h, 'webhook-signature': h['webhook-signature'].replace('v1,', 'v2,') }, body }),
+    ],
+  ])('refuses what it signed with %s', (_what, tamper) => {
+    const secret = newWebhookSecret();
+    const { headers, body: received } = tamper(signed(secret));
+    expect(() => constructEvent(received, headers, secret, { now })).toThrow(WebhookVerificationError);
+  });
+
+  it('refuses a body that is JSON but not a broker event', () => {
+    const secret = newWebhookSecret();
+    const payload = '{"id":"evt_1"}';
+    const headers = { ...signed(secret), 'webhook-signature': signWebhook({ id: 'dlv_1', timestamp: now / 1000, payload, secret }) };
+    expect(failure(() => constructEvent(payload, headers, secret, { now }))).toBe('invalid_body');
   });
 });

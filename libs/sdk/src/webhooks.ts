@@ -1,11 +1,15 @@
 /**
- * Verifies the broker's outbound notifications, signed as Standard Webhooks: headers `webhook-id`,
- * `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>` of
- * `${id}.${timestamp}.${body}`, several space-separated while a secret is being rotated).
+ * Standard Webhooks (https://www.standardwebhooks.com), the one implementation: the broker signs its
+ * outbound notifications with `signWebhook`/`newWebhookSecret` from here, and customers verify them with
+ * `verifyWebhook`/`constructEvent` from here, so the broker's tests exercise the code customers run.
+ * Dependency-free on purpose (`node:crypto` only): the SDK is published without runtime dependencies.
+ *
+ * Headers `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256>`
+ * of `${id}.${timestamp}.${body}`, several space-separated while a secret is being rotated).
  * A secret `whsec_<base64>` (as the broker issues them) keys the HMAC with its decoded bytes; any
- * other string with its UTF-8 bytes, as the broker's own signer does; a Uint8Array is the raw key.
+ * other string with its UTF-8 bytes; a Uint8Array is the raw key.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { WebhookEvent } from './types';
 
 export type WebhookSecret = string | Uint8Array;
@@ -18,7 +22,7 @@ export interface VerifyWebhookInput {
   payload: string | Uint8Array;
   headers: WebhookHeaders;
   /** Several secrets while rotating: a signature by any of them is accepted. */
-  secret: WebhookSecret | WebhookSecret[];
+  secret: WebhookSecret | readonly WebhookSecret[];
   /** How far the timestamp may be from now, either way. Default 300 s. */
   toleranceSeconds?: number;
   /** The clock, for tests: Unix ms or a Date. Default now. */
@@ -46,6 +50,7 @@ export class WebhookVerificationError extends Error {
   }
 }
 
+const SECRET_PREFIX = 'whsec_';
 const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** Throws WebhookVerificationError unless the request was signed by one of the secrets, recently. */
@@ -64,20 +69,18 @@ export function verifyWebhook<T = unknown>(input: VerifyWebhookInput): VerifiedW
   if (timestamp > nowSeconds + tolerance)
     throw new WebhookVerificationError('timestamp_too_new', 'The webhook timestamp is in the future.');
 
-  const payload = typeof input.payload === 'string' ? Buffer.from(input.payload, 'utf8') : Buffer.from(input.payload);
   const given = signatures
     .split(' ')
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice(3), 'base64'));
-  const secrets = Array.isArray(input.secret) ? input.secret : [input.secret];
-  const matched = secrets.some((secret) => {
-    const expected = hmac(secret, id, timestampText, payload);
+  const matched = secretList(input.secret).some((secret) => {
+    const expected = hmac(secret, id, timestampText, input.payload);
     return given.some((signature) => signature.length === expected.length && timingSafeEqual(signature, expected));
   });
   if (!matched) throw new WebhookVerificationError('no_matching_signature', 'No webhook-signature matches the secret.');
 
   try {
-    return { id, timestamp: new Date(timestamp * 1000), body: JSON.parse(payload.toString('utf8')) as T };
+    return { id, timestamp: new Date(timestamp * 1000), body: JSON.parse(text(input.payload)) as T };
   } catch {
     throw new WebhookVerificationError('invalid_body', 'The webhook body is not JSON.');
   }
@@ -99,7 +102,7 @@ export interface ConstructEventOptions {
 export function constructEvent(
   payload: string | Uint8Array,
   headers: WebhookHeaders,
-  secret: WebhookSecret | WebhookSecret[],
+  secret: WebhookSecret | readonly WebhookSecret[],
   options: ConstructEventOptions = {},
 ): WebhookEvent {
   const { body } = verifyWebhook<unknown>({ payload, headers, secret, ...options });
@@ -125,23 +128,50 @@ export interface SignWebhookInput {
   /** Unix seconds, or a Date. */
   timestamp: number | Date;
   payload: string | Uint8Array;
-  secret: WebhookSecret;
+  /** Several while rotating: one `v1,` signature each, in this order. */
+  secret: WebhookSecret | readonly WebhookSecret[];
 }
 
-/** The `webhook-signature` value for one secret: for testing your own webhook handler. */
+/**
+ * The `webhook-signature` value: one `v1,<base64>` per secret, space-separated. The broker signs every
+ * notification with it; use it to test your own webhook handler.
+ */
 export function signWebhook(input: SignWebhookInput): string {
-  const seconds = input.timestamp instanceof Date ? Math.floor(input.timestamp.getTime() / 1000) : input.timestamp;
-  const payload = typeof input.payload === 'string' ? Buffer.from(input.payload, 'utf8') : Buffer.from(input.payload);
-  return `v1,${hmac(input.secret, input.id, String(seconds), payload).toString('base64')}`;
+  const seconds = String(input.timestamp instanceof Date ? Math.floor(input.timestamp.getTime() / 1000) : input.timestamp);
+  return secretList(input.secret)
+    .map((secret) => `v1,${hmac(secret, input.id, seconds, input.payload).toString('base64')}`)
+    .join(' ');
 }
 
-function hmac(secret: WebhookSecret, id: string, timestamp: string, payload: Buffer): Buffer {
+/** A new secret in the form the broker issues: `whsec_` and 32 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
+}
+
+function secretList(secret: WebhookSecret | readonly WebhookSecret[]): readonly WebhookSecret[] {
+  return typeof secret === 'string' || secret instanceof Uint8Array ? [secret] : secret;
+}
+
+function hmac(secret: WebhookSecret, id: string, timestamp: string, payload: string | Uint8Array): Buffer {
   return createHmac('sha256', secretKey(secret)).update(`${id}.${timestamp}.`).update(payload).digest();
 }
 
-function secretKey(secret: WebhookSecret): Buffer {
-  if (typeof secret !== 'string') return Buffer.from(secret);
-  return secret.startsWith('whsec_') ? Buffer.from(secret.slice('whsec_'.length), 'base64') : Buffer.from(secret, 'utf8');
+const decodedKeys = new Map<string, Buffer>();
+
+function secretKey(secret: WebhookSecret): Uint8Array {
+  if (typeof secret !== 'string') return secret;
+  let key = decodedKeys.get(secret);
+  if (key === undefined) {
+    key = secret.startsWith(SECRET_PREFIX) ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+    // Decoded once per secret: the broker signs every attempt with the same few; bounded all the same.
+    if (decodedKeys.size >= 1000) decodedKeys.clear();
+    decodedKeys.set(secret, key);
+  }
+  return key;
+}
+
+function text(payload: string | Uint8Array): string {
+  return typeof payload === 'string' ? payload : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8');
 }
 
 function header(headers: WebhookHeaders, name: string): string | undefined {

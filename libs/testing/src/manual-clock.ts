@@ -1,5 +1,7 @@
+import type { Clock } from '@app/clock';
+
 /** A clock the test moves by hand. */
-export class ManualClock {
+export class ManualClock implements Clock {
   constructor(private time: number) {}
   now(): number {
     return this.time;

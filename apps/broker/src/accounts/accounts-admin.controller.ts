@@ -18,7 +18,8 @@ import {
   CreatedApiKeyDto,
 } from './dto/accounts-admin.dto';
 
-const notFound = (what: string) => () => new ProblemException(404, 'Not found', `No ${what} with this id.`, 'not-found');
+const notFound = (what: string) => () =>
+  new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: `No ${what} with this id.` });
 
 @ApiTags('admin')
 @ApiBearerAuth('admin-token')

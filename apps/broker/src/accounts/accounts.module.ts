@@ -1,13 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { AccountsAdminController } from './accounts-admin.controller';
-import { systemClock } from '../notifications/clock';
 import { AccountsService } from './accounts.service';
-import { RATE_LIMIT_CLOCK, RateLimits } from './rate-limits';
+import { RateLimits } from './rate-limits';
 import { AdminTokenGuard, ApiKeyGuard } from './auth.guards';
 
 @Global()
 @Module({
-  providers: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits, { provide: RATE_LIMIT_CLOCK, useValue: systemClock }],
+  providers: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],
   controllers: [AccountsAdminController],
   exports: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],
 })

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
+import { systemClock, type Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { createFirstWebhookSecret } from '../notifications/secrets/webhook-secrets';
 import { Account } from './account.entity';
@@ -25,6 +27,7 @@ export class AccountsService implements OnApplicationBootstrap {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
+    @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   /** BROKER_API_KEY: each listed key exists, with an account of its own, from start-up on. */
@@ -37,7 +40,7 @@ export class AccountsService implements OnApplicationBootstrap {
 
   async authenticate(key: string): Promise<Principal | null> {
     const hash = hashApiKey(key);
-    const now = Date.now();
+    const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
     const row = await this.dataSource
@@ -77,7 +80,9 @@ export class AccountsService implements OnApplicationBootstrap {
   }
 
   async revokeKey(apiKeyId: string): Promise<boolean> {
-    const result = await this.dataSource.getRepository(ApiKey).update({ id: apiKeyId, revokedAt: IsNull() }, { revokedAt: new Date() });
+    const result = await this.dataSource
+      .getRepository(ApiKey)
+      .update({ id: apiKeyId, revokedAt: IsNull() }, { revokedAt: new Date(this.clock.now()) });
     this.cache.clear();
     return (result.affected ?? 0) > 0;
   }

@@ -16,7 +16,7 @@ function bearer(request: Request): string | undefined {
 }
 
 function unauthorized(detail: string): ProblemException {
-  return new ProblemException(401, 'Unauthorized', detail, 'unauthorized');
+  return new ProblemException({ status: 401, slug: 'unauthorized', title: 'Unauthorized', detail });
 }
 
 /** `Authorization: Bearer <api key>`: the request acts for the key's account. */
@@ -38,12 +38,12 @@ export class ApiKeyGuard implements CanActivate {
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
       context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
-      throw new ProblemException(
-        429,
-        'Rate limit reached',
-        `This API key sent more ${request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates'} than its rate allows; retry in ${seconds} s.`,
-        'rate-limited',
-      );
+      throw new ProblemException({
+        status: 429,
+        slug: 'rate-limited',
+        title: 'Rate limit reached',
+        detail: `This API key sent more ${request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates'} than its rate allows; retry in ${seconds} s.`,
+      });
     }
     markAuthenticated(request);
     return true;
@@ -60,7 +60,13 @@ export class AdminTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.token) throw new ProblemException(403, 'Admin API disabled', 'Set ADMIN_TOKEN to use the admin API.', 'admin-disabled');
+    if (!this.token)
+      throw new ProblemException({
+        status: 403,
+        slug: 'admin-disabled',
+        title: 'Admin API disabled',
+        detail: 'Set ADMIN_TOKEN to use the admin API.',
+      });
     const request = context.switchToHttp().getRequest<Request>();
     const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');

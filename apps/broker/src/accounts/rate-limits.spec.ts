@@ -14,4 +14,11 @@ describe('TokenBucket', () => {
     const bucket = new TokenBucket({ perSecond: 10, burst: 2 }, 0);
     expect([bucket.take(3_600_000), bucket.take(3_600_000), bucket.take(3_600_000)]).toEqual([0, 0, 100]);
   });
+
+  it('neither refills nor owes tokens when the clock steps back, and refills from there on', () => {
+    const bucket = new TokenBucket({ perSecond: 2, burst: 2 }, 86_400_000);
+    expect([bucket.take(86_400_000), bucket.take(86_400_000)]).toEqual([0, 0]);
+    expect(bucket.take(0)).toBe(500);
+    expect(bucket.take(500)).toBe(0);
+  });
 });

@@ -5,11 +5,10 @@
  * fixed windows, which lets a client send twice the limit across a window edge; a bucket does not.)
  */
 import { Inject, Injectable } from '@nestjs/common';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
-import type { Clock } from '../notifications/clock';
-
-export const RATE_LIMIT_CLOCK = Symbol('RATE_LIMIT_CLOCK');
 
 export interface BucketRule {
   /** Tokens added per second. */
@@ -32,7 +31,8 @@ export class TokenBucket {
   }
 
   take(now: number): number {
-    this.tokens = Math.min(this.rule.burst, this.tokens + ((now - this.updatedAt) / 1000) * this.rule.perSecond);
+    // A clock stepped back (NTP, a test's clock put back) refills nothing rather than owing tokens.
+    this.tokens = Math.min(this.rule.burst, this.tokens + (Math.max(0, now - this.updatedAt) / 1000) * this.rule.perSecond);
     this.updatedAt = now;
     if (this.tokens >= 1) {
       this.tokens -= 1;
@@ -54,7 +54,7 @@ export class RateLimits {
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(RATE_LIMIT_CLOCK) private readonly clock: Clock,
+    @Inject(CLOCK) private readonly clock: Clock,
     private readonly metrics: BrokerMetrics,
   ) {
     this.rules = config.rateLimits;

@@ -52,13 +52,13 @@ export class DestinationPolicy {
       const held = account.held.get(number) ?? 0;
       if (held >= this.participantLimit) {
         this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
-        throw new ProblemException(
-          429,
-          'Participant limit reached',
-          `This account already holds ${held} active sessions with ${number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.participantLimit}), so that one account cannot take every proxy number a person can be reached on. Close one, or wait for one to expire.`,
-          'participant-limit',
-          { number, limit: this.participantLimit },
-        );
+        throw new ProblemException({
+          status: 429,
+          slug: 'participant-limit',
+          title: 'Participant limit reached',
+          detail: `This account already holds ${held} active sessions with ${number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.participantLimit}), so that one account cannot take every proxy number a person can be reached on. Close one, or wait for one to expire.`,
+          extensions: { number, limit: this.participantLimit },
+        });
       }
     }
   }
@@ -70,8 +70,14 @@ export class DestinationPolicy {
 }
 
 function refused(field: string, message: string, slug: string, country?: string): ProblemException {
-  return new ProblemException(422, 'Destination not allowed', `${field}: ${message}`, slug, {
-    errors: [{ field, message }],
-    ...(country ? { country } : {}),
+  return new ProblemException({
+    status: 422,
+    slug,
+    title: 'Destination not allowed',
+    detail: `${field}: ${message}`,
+    extensions: {
+      errors: [{ field, message }],
+      ...(country ? { country } : {}),
+    },
   });
 }

@@ -34,7 +34,13 @@ export class HealthController {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       const result = error.getResponse() as HealthCheckResult;
       const down = Object.keys(result.error ?? {});
-      throw new ProblemException(503, 'Not ready', `Not ready: ${down.join(', ')} down.`, 'not-ready', { checks: result.details });
+      throw new ProblemException({
+        status: 503,
+        slug: 'not-ready',
+        title: 'Not ready',
+        detail: `Not ready: ${down.join(', ')} down.`,
+        extensions: { checks: result.details },
+      });
     }
   }
 }

@@ -3,18 +3,16 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { ProblemException, type ProblemDetails } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import type { Clock } from '../notifications/clock';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const WAIT_STEP_MS = 50;
 const TTL_MS = IDEMPOTENCY_TTL_HOURS * 3_600_000;
-
-/** Where idempotency reads the time (epoch ms): the system clock, one object per app so a test can move its own. */
-export const IDEMPOTENCY_CLOCK = Symbol('IDEMPOTENCY_CLOCK');
 
 /** A JSON text with sorted keys: the same body in another key order is the same request. */
 export function canonicalJson(value: unknown): string {
@@ -55,7 +53,7 @@ export class IdempotencyService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(IDEMPOTENCY_CLOCK) private readonly clock: Clock,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.takeoverAfterMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
   }
@@ -69,15 +67,15 @@ export class IdempotencyService {
     recover: () => Promise<T | null> = async () => null,
   ): Promise<T> {
     if (!KEY_PATTERN.test(key)) {
-      throw new ProblemException(
-        400,
-        'Invalid Idempotency-Key',
-        'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.',
-        'validation-error',
-        {
+      throw new ProblemException({
+        status: 400,
+        slug: 'validation-error',
+        title: 'Invalid Idempotency-Key',
+        detail: 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces.',
+        extensions: {
           errors: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters without spaces' }],
         },
-      );
+      });
     }
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
     for (;;) {
@@ -106,19 +104,25 @@ export class IdempotencyService {
         continue;
       }
       if (record.request_hash !== requestHash) {
-        throw new ProblemException(
-          422,
-          'Idempotency-Key reused',
-          'This Idempotency-Key was used with a different request body; use a new key for a new request.',
-          'idempotency-key-reused',
-        );
+        throw new ProblemException({
+          status: 422,
+          slug: 'idempotency-key-reused',
+          title: 'Idempotency-Key reused',
+          detail: 'This Idempotency-Key was used with a different request body; use a new key for a new request.',
+        });
       }
       if (record.response_status !== null) {
         response.setHeader(REPLAYED_HEADER, 'true');
         if (record.response_status >= 400) {
           // Replayed whole: its extensions (`errors`, `provider`...) too.
           const { type, title, detail, status: _status, ...extensions } = JSON.parse(record.response_body!) as ProblemDetails;
-          throw new ProblemException(record.response_status, title, detail, String(type).replace(/^\/problems\//, ''), extensions);
+          throw new ProblemException({
+            status: record.response_status,
+            slug: String(type).replace(/^\/problems\//, ''),
+            title,
+            detail,
+            extensions,
+          });
         }
         response.status(record.response_status);
         return JSON.parse(record.response_body!) as T;

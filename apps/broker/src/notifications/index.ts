@@ -12,4 +12,3 @@ export {
 export { CallbackUrlValidator } from './targets/callback-url-validator';
 export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
 export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';
-export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookPayload } from './signature';

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { WebhooksController } from './api/webhooks.controller';
 import { WebhookHistory } from './api/webhook-history';
 import { WebhookHistoryRepository } from './api/webhook-history.repository';
 import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
-import { NOTIFICATIONS_CLOCK, systemClock, type Clock } from './clock';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
 import { WebhookSecrets } from './secrets/webhook-secrets';
@@ -21,17 +22,16 @@ import { DefaultCallbackUrls } from './targets/default-callback-urls';
 @Module({
   controllers: [WebhooksController, WebhookSecretsAdminController],
   providers: [
-    { provide: NOTIFICATIONS_CLOCK, useValue: systemClock },
     {
       provide: EventOutbox,
       useFactory: (clock: Clock, config: BrokerConfig) => new EventOutbox(clock, config.notifications),
-      inject: [NOTIFICATIONS_CLOCK, BROKER_CONFIG],
+      inject: [CLOCK, BROKER_CONFIG],
     },
     {
       provide: WebhookSecrets,
       useFactory: (dataSource: DataSource, config: BrokerConfig, clock: Clock) =>
         new WebhookSecrets(dataSource, config.notifications.secretOverlapMs, clock),
-      inject: [DataSource, BROKER_CONFIG, NOTIFICATIONS_CLOCK],
+      inject: [DataSource, BROKER_CONFIG, CLOCK],
     },
     CallbackUrlValidator,
     WebhookHistory,

@@ -37,5 +37,5 @@ export class NumbersAdminController {
 }
 
 function notFound(): ProblemException {
-  return new ProblemException(404, 'Not found', 'No proxy number with this id.', 'not-found');
+  return new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: 'No proxy number with this id.' });
 }

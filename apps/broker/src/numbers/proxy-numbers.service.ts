@@ -51,16 +51,28 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
 
   async add(provider: string, number: string, capabilities: Channel[] = ['sms', 'voice']): Promise<ProxyNumberDto> {
     if (!this.config.providers.some((p) => p.name === provider)) {
-      throw new ProblemException(400, 'Invalid request', `provider: no provider named "${provider}"`, 'validation-error', {
-        errors: [{ field: 'provider', message: `must be one of ${this.config.providers.map((p) => p.name).join(', ')}` }],
+      throw new ProblemException({
+        status: 400,
+        slug: 'validation-error',
+        title: 'Invalid request',
+        detail: `provider: no provider named "${provider}"`,
+        extensions: {
+          errors: [{ field: 'provider', message: `must be one of ${this.config.providers.map((p) => p.name).join(', ')}` }],
+        },
       });
     }
     // A pool number is a real number of its country; one that carries SMS must be able to receive it.
     const verdict = checkPhoneNumber(number, capabilities.includes('sms') ? 'sms' : 'voice');
     if (!verdict.ok)
-      throw new ProblemException(422, 'Invalid pool number', `number: ${verdict.message}`, 'invalid-pool-number', {
-        errors: [{ field: 'number', message: verdict.message }],
-        ...(verdict.country ? { country: verdict.country } : {}),
+      throw new ProblemException({
+        status: 422,
+        slug: 'invalid-pool-number',
+        title: 'Invalid pool number',
+        detail: `number: ${verdict.message}`,
+        extensions: {
+          errors: [{ field: 'number', message: verdict.message }],
+          ...(verdict.country ? { country: verdict.country } : {}),
+        },
       });
     const rows: Array<{ id: string }> = await this.dataSource.query(
       `INSERT INTO proxy_numbers (provider, number, capabilities, enabled) VALUES ($1, $2, $3, true)

@@ -18,7 +18,7 @@ export class OpsController {
   @Get(':asset')
   asset(@Param('asset') name: string, @Res() response: Response): void {
     if (name !== 'ops.css' && name !== 'ops.js') {
-      throw new ProblemException(404, 'Not found', `No ops page asset named "${name}".`, 'not-found');
+      throw new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: `No ops page asset named "${name}".` });
     }
     send(response, this.assets[name]);
   }

@@ -2,7 +2,7 @@ import { Controller, Get, Query, Req, Sse, type MessageEvent, type OnModuleDestr
 import type { Request } from 'express';
 import { StreamSlots } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { ProblemException } from '../common/problem';
+import { unknownProvider } from '../common/problem';
 import { Observable, Subject, finalize, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerHistoryDto, BreakerHistoryQueryDto, BreakerTransitionDto, CpaasHealthDto, ProviderHealthDto } from './dto/cpaas-health.dto';
@@ -70,7 +70,7 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiOkResponse({ type: BreakerHistoryDto })
   async history(@Query() query: BreakerHistoryQueryDto): Promise<BreakerHistoryDto> {
     if (query.provider && !this.registry.has(query.provider)) {
-      throw new ProblemException(404, 'Unknown provider', `No provider named "${query.provider}".`, 'unknown-provider');
+      throw unknownProvider(query.provider);
     }
     const limit = query.limit ?? 50;
     const rows = await this.store.history(query.provider, limit + 1, query.cursor);

@@ -9,7 +9,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { isE164, providerWebhookUrls, type NumberWebhooks, type ProviderNumber } from '@app/cpaas';
 import { DataSource } from 'typeorm';
-import { ProblemException } from '../common/problem';
+import { ProblemException, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from './provider-registry';
 
@@ -36,23 +36,33 @@ export class NumberImport {
   ) {}
 
   async run(provider: string): Promise<NumberImportResult> {
-    if (!this.registry.has(provider))
-      throw new ProblemException(404, 'Unknown provider', `No provider named "${provider}".`, 'unknown-provider');
+    if (!this.registry.has(provider)) throw unknownProvider(provider);
     const numbers = this.registry.adapter(provider).numbers;
     if (!numbers)
-      throw new ProblemException(
-        422,
-        'Import not supported',
-        `Provider "${provider}" cannot list its numbers; add them with POST /v1/admin/numbers.`,
-        'import-unsupported',
-      );
+      throw new ProblemException({
+        status: 422,
+        slug: 'import-unsupported',
+        title: 'Import not supported',
+        detail: `Provider "${provider}" cannot list its numbers; add them with POST /v1/admin/numbers.`,
+      });
     if (!this.config.publicUrl)
-      throw new ProblemException(422, 'PUBLIC_URL not set', 'Numbers are pointed at PUBLIC_URL; set it and restart.', 'public-url-missing');
+      throw new ProblemException({
+        status: 422,
+        slug: 'public-url-missing',
+        title: 'PUBLIC_URL not set',
+        detail: 'Numbers are pointed at PUBLIC_URL; set it and restart.',
+      });
     const wanted = providerWebhookUrls(this.config.publicUrl, provider);
 
     const listed = await this.registry.call(provider, 'numbers', false, () => numbers.listNumbers());
     if (!listed.ok)
-      throw new ProblemException(502, 'Provider refused the number list', listed.failure.reason, 'provider-error', { provider });
+      throw new ProblemException({
+        status: 502,
+        slug: 'provider-error',
+        title: 'Provider refused the number list',
+        detail: listed.failure.reason,
+        extensions: { provider },
+      });
 
     const result: NumberImportResult = { provider, added: [], alreadyThere: [], updated: [], failed: [], changed: false };
     for (const number of listed.value) {

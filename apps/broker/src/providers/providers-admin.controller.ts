@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokenGuard } from '../accounts';
-import { ProblemException } from '../common/problem';
+import { unknownProvider } from '../common/problem';
 import { CpaasHealthDto, DisableProviderDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
 import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
@@ -59,6 +59,6 @@ export class ProvidersAdminController {
   }
 
   private known(name: string): void {
-    if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
+    if (!this.registry.has(name)) throw unknownProvider(name);
   }
 }

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { isInvalidWebhookError, type CpaasProvider, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
 import type { RawBodyRequest } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ProblemException, ValidationProblem } from '../common/problem';
+import { ProblemException, ValidationProblem, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { RelayService } from './relay.service';
@@ -49,14 +49,24 @@ export class InboundController {
     const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
     if (answer.kind === 'not-our-number')
-      throw new ProblemException(404, 'Not a proxy number', `${event.to} is not in ${name}'s proxy-number pool.`, 'unknown-proxy-number');
+      throw new ProblemException({
+        status: 404,
+        slug: 'unknown-proxy-number',
+        title: 'Not a proxy number',
+        detail: `${event.to} is not in ${name}'s proxy-number pool.`,
+      });
     if (answer.kind === 'no-session')
-      throw new ProblemException(404, 'No active session', `${event.from} has no active session on ${event.to}.`, 'no-active-session');
+      throw new ProblemException({
+        status: 404,
+        slug: 'no-active-session',
+        title: 'No active session',
+        detail: `${event.from} has no active session on ${event.to}.`,
+      });
     send(res, answer.answer);
   }
 
   private verified(name: string, route: WebhookRoute, req: RawBodyRequest<Request>): { provider: CpaasProvider; webhook: WebhookRequest } {
-    if (!this.registry.has(name)) throw new ProblemException(404, 'Unknown provider', `No provider named "${name}".`, 'unknown-provider');
+    if (!this.registry.has(name)) throw unknownProvider(name);
     const provider = this.registry.adapter(name);
     const webhook: WebhookRequest = {
       url: `${this.config.publicUrl ?? ownOrigin(req)}${req.originalUrl}`,
@@ -67,14 +77,19 @@ export class InboundController {
     };
     const verification = provider.verifyWebhook(webhook);
     if (verification === 'missing')
-      throw new ProblemException(401, 'Webhook signature missing', 'The webhook carries no signature.', 'missing-signature');
+      throw new ProblemException({
+        status: 401,
+        slug: 'missing-signature',
+        title: 'Webhook signature missing',
+        detail: 'The webhook carries no signature.',
+      });
     if (verification !== 'valid')
-      throw new ProblemException(
-        403,
-        'Invalid webhook signature',
-        'The webhook signature or timestamp did not verify.',
-        'invalid-signature',
-      );
+      throw new ProblemException({
+        status: 403,
+        slug: 'invalid-signature',
+        title: 'Invalid webhook signature',
+        detail: 'The webhook signature or timestamp did not verify.',
+      });
     return { provider, webhook };
   }
 }

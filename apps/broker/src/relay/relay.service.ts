@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
+import { systemClock, type Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { sessionEvent } from '../sessions/session-events';
@@ -29,6 +31,7 @@ export class RelayService {
     private readonly sessions: SessionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
+    @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
@@ -142,7 +145,7 @@ export class RelayService {
       const interaction = await tx.claimPending(interactionId);
       if (!interaction) return null;
       const session = await tx.sessionOf(interaction);
-      if (session.status !== 'active' || session.expiresAt <= new Date()) {
+      if (session.status !== 'active' || session.expiresAt.getTime() <= this.clock.now()) {
         await this.giveUp(tx, interaction, session, 'the session ended before the message could be relayed');
         return null;
       }
@@ -197,7 +200,7 @@ export class RelayService {
 
   private retryAt(attempts: number): Date {
     const delay = Math.min(this.config.sessions.relayRetryIntervalMs * 2 ** (attempts - 1), MAX_RETRY_DELAY_MS);
-    return new Date(Date.now() + delay);
+    return new Date(this.clock.now() + delay);
   }
 
   private async giveUp(tx: InteractionTransaction, interaction: Interaction, session: Session, reason: string): Promise<void> {

@@ -10,7 +10,7 @@ import type { Session } from './session.entity';
 
 /** `session.created`; its `receivedAt` is when the create came in. */
 export function sessionCreated(session: Session): SessionEventInput {
-  return sessionEvent('session.created', session, { session: SessionDto.from(session) }, session.createdAt);
+  return sessionEvent('session.created', session, { session: SessionDto.from(session, session.createdAt) }, session.createdAt);
 }
 
 /** Closed: learned at the DELETE (`endedAt`); expired: when the sweeper finds it (now). */
@@ -19,7 +19,7 @@ export function sessionEnded(session: Session, status: 'closed' | 'expired'): Se
   return sessionEvent(
     type,
     session,
-    { session: SessionDto.from(session) },
+    { session: SessionDto.from(session, session.endedAt ?? session.expiresAt) },
     status === 'closed' ? (session.endedAt ?? undefined) : undefined,
   );
 }

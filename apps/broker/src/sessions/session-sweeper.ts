@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { JOB_LOCKS } from '../database/exclusive';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -28,6 +30,7 @@ export class SessionSweeper implements OnApplicationBootstrap, OnApplicationShut
     private readonly sessions: SessionsService,
     private readonly idempotency: IdempotencyService,
     jobs: JobRunner,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.job = jobs.exclusive(JOB_LOCKS.sessionSweeper, {
       name: SessionSweeper.name,
@@ -59,7 +62,7 @@ export class SessionSweeper implements OnApplicationBootstrap, OnApplicationShut
   private expireBatch(): Promise<number> {
     return this.repository.transaction(async (tx) => {
       const due = await tx.lockExpired(BATCH);
-      const endedAt = new Date();
+      const endedAt = new Date(this.clock.now());
       const expired = due.map((s): Session => ({ ...s, status: 'expired', endedAt }));
       await tx.end(expired);
       for (const session of expired) await tx.record(sessionEnded(session, 'expired'));

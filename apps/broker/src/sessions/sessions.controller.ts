@@ -11,7 +11,12 @@ import { SessionsService } from './sessions.service';
 // Any malformed id is a session that is not there, like another account's.
 const sessionId = new ParseUUIDPipe({
   exceptionFactory: () =>
-    new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found'),
+    new ProblemException({
+      status: 404,
+      slug: 'session-not-found',
+      title: 'Session not found',
+      detail: 'No session with this id exists for your account.',
+    }),
 });
 
 @ApiTags('sessions')

@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { systemClock, type Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
 import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
@@ -37,6 +39,7 @@ export class SessionsService {
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
     private readonly destinations: DestinationPolicy,
+    @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
@@ -73,7 +76,7 @@ export class SessionsService {
         if (candidate.probe) this.registry.probeInBackground(provider);
         const session = await this.timed('activate', () => this.activate(reservation, null));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session);
+        return SessionDto.from(session, new Date(this.clock.now()));
       }
       const bound = await this.timed('bind', () =>
         this.registry.call(provider, 'bind', candidate.probe, (p) =>
@@ -83,12 +86,20 @@ export class SessionsService {
       if (bound.ok) {
         const session = await this.timed('activate', () => this.activate(reservation, bound.value.bindingId));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session);
+        return SessionDto.from(session, new Date(this.clock.now()));
       }
       await this.allocator.release(reservation.id);
       if (!bound.failure.countsAgainstProvider) {
         // The provider refused the request itself (say, a number it cannot serve): another provider would too.
-        throw this.failed(new ProblemException(422, 'Refused by the provider', bound.failure.reason, 'provider-refused', { provider }));
+        throw this.failed(
+          new ProblemException({
+            status: 422,
+            slug: 'provider-refused',
+            title: 'Refused by the provider',
+            detail: bound.failure.reason,
+            extensions: { provider },
+          }),
+        );
       }
       attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
@@ -120,11 +131,11 @@ export class SessionsService {
   /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
   async createdWith(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
     const session = await this.sessions.findCreatedWith(accountId, idempotencyKey);
-    return session ? SessionDto.from(session) : null;
+    return session ? SessionDto.from(session, new Date(this.clock.now())) : null;
   }
 
   async get(accountId: string, id: string): Promise<SessionDto> {
-    return SessionDto.from(await this.find(accountId, id));
+    return SessionDto.from(await this.find(accountId, id), new Date(this.clock.now()));
   }
 
   async list(accountId: string, query: ListSessionsQueryDto): Promise<SessionListDto> {
@@ -132,7 +143,7 @@ export class SessionsService {
     const before = query.cursor ? decodePageCursor(query.cursor) : undefined;
     const rows = await this.sessions.page({ accountId, status: query.status, before, limit: limit + 1 });
     const page = rows.slice(0, limit);
-    const now = new Date();
+    const now = new Date(this.clock.now());
     return {
       sessions: page.map((s) => SessionDto.from(s, now)),
       nextCursor: rows.length > limit ? encodePageCursor(page[page.length - 1].createdAt, page[page.length - 1].id) : null,
@@ -145,7 +156,7 @@ export class SessionsService {
       const session = await tx.lock(accountId, id);
       if (!session || session.status === 'pending') throw notFound();
       if (session.status !== 'active') return { session, changed: false };
-      const now = new Date();
+      const now = new Date(this.clock.now());
       const status = session.expiresAt <= now ? 'expired' : 'closed';
       const ended: Session = { ...session, status, endedAt: now };
       await tx.end([ended]);
@@ -153,7 +164,7 @@ export class SessionsService {
       return { session: ended, changed: true };
     });
     if (closed.changed) await this.releaseBinding(closed.session);
-    return SessionDto.from(closed.session);
+    return SessionDto.from(closed.session, new Date(this.clock.now()));
   }
 
   async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
@@ -206,12 +217,12 @@ export class SessionsService {
     this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
     await this.releaseBinding(session);
     throw this.failed(
-      new ProblemException(
-        503,
-        'Reservation expired',
-        'The proxy number reservation expired while the provider was binding; try again.',
-        'reservation-expired',
-      ),
+      new ProblemException({
+        status: 503,
+        slug: 'reservation-expired',
+        title: 'Reservation expired',
+        detail: 'The proxy number reservation expired while the provider was binding; try again.',
+      }),
     );
   }
 
@@ -224,30 +235,39 @@ export class SessionsService {
 }
 
 function notFound(): ProblemException {
-  return new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found');
+  return new ProblemException({
+    status: 404,
+    slug: 'session-not-found',
+    title: 'Session not found',
+    detail: 'No session with this id exists for your account.',
+  });
 }
 
 function noProvider(attempts: Attempt[]): ProblemException {
   if (attempts.length === 0) {
-    return new ProblemException(503, 'No provider available', 'Every provider is disabled; no session can be created now.', 'no-provider');
+    return new ProblemException({
+      status: 503,
+      slug: 'no-provider',
+      title: 'No provider available',
+      detail: 'Every provider is disabled; no session can be created now.',
+    });
   }
   if (attempts.every((a) => a.outcome === 'pool exhausted')) {
-    return new ProblemException(
-      503,
-      'Proxy number pool exhausted',
-      `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
-      'pool-exhausted',
-      { attempts },
-    );
+    return new ProblemException({
+      status: 503,
+      slug: 'pool-exhausted',
+      title: 'Proxy number pool exhausted',
+      detail: `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
+      extensions: { attempts },
+    });
   }
-  return new ProblemException(
-    503,
-    'Every provider failed',
-    // An outcome is the provider's failure reason, which names the provider already.
-    `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
-    'providers-failed',
-    { attempts },
-  );
+  return new ProblemException({
+    status: 503,
+    slug: 'providers-failed',
+    title: 'Every provider failed',
+    detail: `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
+    extensions: { attempts },
+  });
 }
 
 /** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */

@@ -1,4 +1,4 @@
-import type { Clock } from '@app/cpaas';
+import type { Clock } from '@app/clock';
 
 /** The simulator's settings; read from the environment only here. */
 export interface SimulatorConfig {

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SIM_COMPLETED_CALL_SEC, simCalleeAnswer, systemClock, type Clock, type SimOperation, type SimStatusWebhook } from '@app/cpaas';
+import { systemClock, type Clock } from '@app/clock';
+import { SIM_COMPLETED_CALL_SEC, simCalleeAnswer, type SimOperation, type SimStatusWebhook } from '@app/cpaas';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
 import type { SimulatorConfig } from '../config/sim-config';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { readLimited, signSimWebhook, systemClock, type Clock } from '@app/cpaas';
+import { systemClock, type Clock } from '@app/clock';
+import { readLimited, signSimWebhook } from '@app/cpaas';
 import { Agent } from 'undici';
 import type { SimulatorConfig } from '../config/sim-config';
 import { SIM_CONFIG } from '../sim-config.token';

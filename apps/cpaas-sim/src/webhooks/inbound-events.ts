@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { systemClock, type Clock } from '@app/clock';
 import {
   SIM_COMPLETED_CALL_SEC,
   isE164,
   parseSimVoiceInstruction,
   simCalleeAnswer,
-  systemClock,
-  type Clock,
   type SimInboundSmsWebhook,
   type SimInboundVoiceWebhook,
   type SimStatusWebhook,

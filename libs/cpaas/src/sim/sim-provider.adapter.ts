@@ -5,13 +5,12 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
+import { systemClock, type Clock } from '@app/clock';
 import {
   CALL_ANSWERS,
-  systemClock,
   type BindProxyRequest,
   type BridgeCallRequest,
   type CallAnswer,
-  type Clock,
   type CpaasProvider,
   type InboundEvent,
   type ProviderFailure,

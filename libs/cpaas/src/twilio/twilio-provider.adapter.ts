@@ -9,12 +9,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, type Dispatcher } from 'undici';
+import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
-  systemClock,
   type BridgeCallRequest,
   type CallAnswer,
-  type Clock,
   type CpaasProvider,
   type InboundEvent,
   type NumberManagement,

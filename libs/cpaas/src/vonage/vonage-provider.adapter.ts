@@ -5,13 +5,12 @@
  * session on Vonage needs no call to it. Every webhook is a JWT-signed JSON body (vonage-signature.ts).
  * Like the simulator's adapter, it never throws for what Vonage did.
  */
+import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
-  systemClock,
   type BindProxyRequest,
   type BridgeCallRequest,
   type CallAnswer,
-  type Clock,
   type CpaasProvider,
   type InboundEvent,
   type NumberManagement,

@@ -17,7 +17,7 @@ export class WebhookSecretAtCreation1796073688584 implements MigrationInterface 
         WHERE NOT EXISTS (SELECT 1 FROM webhook_secrets s WHERE s.account_id = a.id AND s.expires_at IS NULL)`,
     )) as Array<{ id: string }>;
     for (const { id } of accounts) {
-      // The format of newWebhookSecret() (apps/broker/src/notifications/signature.ts): whsec_ + 32 random bytes.
+      // The format of newWebhookSecret() (libs/sdk/src/webhooks.ts): whsec_ + 32 random bytes.
       await queryRunner.query('INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, now())', [
         id,
         `whsec_${randomBytes(32).toString('base64')}`,

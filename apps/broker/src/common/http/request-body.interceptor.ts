@@ -43,12 +43,12 @@ export class RequestBodyInterceptor implements NestInterceptor {
     const response = context.switchToHttp().getResponse<Response>();
     if (hasBody(request)) {
       if (!request.is([...JSON_TYPES, FORM_TYPE])) {
-        throw new ProblemException(
-          415,
-          'Unsupported media type',
-          `Send the body as application/json (got ${request.headers['content-type'] ? `"${request.headers['content-type']}"` : 'no Content-Type'}).`,
-          'unsupported-media-type',
-        );
+        throw new ProblemException({
+          status: 415,
+          slug: 'unsupported-media-type',
+          title: 'Unsupported media type',
+          detail: `Send the body as application/json (got ${request.headers['content-type'] ? `"${request.headers['content-type']}"` : 'no Content-Type'}).`,
+        });
       }
       const limit = request[AUTHENTICATED] ? this.limits.authenticated : this.limits.unauthenticated;
       // body-parser would read an announced oversize body to its end before answering.
@@ -70,21 +70,21 @@ export class RequestBodyInterceptor implements NestInterceptor {
 function clientError(error: unknown): unknown {
   const { type, status } = error as { type?: unknown; status?: unknown };
   if (typeof type === 'string' || typeof status !== 'number' || status < 400 || status > 499) return error;
-  return new ProblemException(
+  return new ProblemException({
     status,
-    'Unreadable body',
-    'The request body could not be read as sent (check Content-Encoding).',
-    'unreadable-body',
-  );
+    slug: 'unreadable-body',
+    title: 'Unreadable body',
+    detail: 'The request body could not be read as sent (check Content-Encoding).',
+  });
 }
 
 function tooLarge(limit: number): ProblemException {
-  return new ProblemException(
-    413,
-    'Request body too large',
-    `The request body is larger than this route accepts (${limit} bytes).`,
-    'entity-too-large',
-  );
+  return new ProblemException({
+    status: 413,
+    slug: 'entity-too-large',
+    title: 'Request body too large',
+    detail: `The request body is larger than this route accepts (${limit} bytes).`,
+  });
 }
 
 function parsers(limit: number): RequestHandler[] {

@@ -28,21 +28,21 @@ export class StreamSlots {
     const held = this.perClient.get(client) ?? 0;
     if (held >= this.config.http.maxStreamsPerClient) {
       this.metrics.limitRefusals.inc({ limit: 'sse_max_streams_per_client' });
-      throw new ProblemException(
-        429,
-        'Too many streams',
-        `This address already has ${held} open streams, the most allowed (SSE_MAX_STREAMS_PER_CLIENT). Close one first.`,
-        'too-many-streams',
-      );
+      throw new ProblemException({
+        status: 429,
+        slug: 'too-many-streams',
+        title: 'Too many streams',
+        detail: `This address already has ${held} open streams, the most allowed (SSE_MAX_STREAMS_PER_CLIENT). Close one first.`,
+      });
     }
     if (this.total >= this.config.http.maxStreams) {
       this.metrics.limitRefusals.inc({ limit: 'sse_max_streams' });
-      throw new ProblemException(
-        503,
-        'Stream capacity reached',
-        `This replica serves at most ${this.config.http.maxStreams} open streams (SSE_MAX_STREAMS). Retry shortly.`,
-        'stream-capacity-reached',
-      );
+      throw new ProblemException({
+        status: 503,
+        slug: 'stream-capacity-reached',
+        title: 'Stream capacity reached',
+        detail: `This replica serves at most ${this.config.http.maxStreams} open streams (SSE_MAX_STREAMS). Retry shortly.`,
+      });
     }
     this.perClient.set(client, held + 1);
     this.total += 1;

@@ -29,8 +29,14 @@ export function decodePageCursor(cursor: string): PageCursor {
     if (Number.isNaN(date.getTime()) || date.toISOString() !== at) throw new Error('not a real instant');
     return { at: date, id };
   } catch {
-    throw new ProblemException(400, 'Invalid request', 'cursor: must be a nextCursor returned by this route', 'validation-error', {
-      errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
+    throw new ProblemException({
+      status: 400,
+      slug: 'validation-error',
+      title: 'Invalid request',
+      detail: 'cursor: must be a nextCursor returned by this route',
+      extensions: {
+        errors: [{ field: 'cursor', message: 'must be a nextCursor returned by this route' }],
+      },
     });
   }
 }

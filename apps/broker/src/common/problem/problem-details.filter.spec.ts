@@ -37,7 +37,13 @@ class ExampleController {
 
   @Get('conflict')
   conflict(): never {
-    throw new ProblemException(409, 'Already closed', 'Session s1 is closed.', 'session-closed', { sessionId: 's1' });
+    throw new ProblemException({
+      status: 409,
+      slug: 'session-closed',
+      title: 'Already closed',
+      detail: 'Session s1 is closed.',
+      extensions: { sessionId: 's1' },
+    });
   }
 
   @Get('crash')

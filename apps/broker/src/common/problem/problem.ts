@@ -21,19 +21,35 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 /** Our problem types are relative URIs naming the kind of problem (RFC 9457 §3.1.1). */
 export const problemType = (slug: string): string => `/problems/${slug}`;
 
+/** What a ProblemException tells the client, by name. */
+export interface ProblemOptions {
+  status: number;
+  /** The kind of problem: the response's `type` is `/problems/<slug>`. */
+  slug: string;
+  /** The same for every occurrence of this kind. */
+  title: string;
+  /** This occurrence, in words the client can act on. */
+  detail: string;
+  /** Members written beside the standard ones (RFC 9457 §3.2), e.g. `errors`, `provider`. */
+  extensions?: Record<string, unknown>;
+}
+
 /**
  * An error that already knows how it should be told to the client. Services throw it (or a
  * subclass) and the global filter writes it as it is.
  */
 export class ProblemException extends HttpException {
-  constructor(
-    status: number,
-    readonly title: string,
-    readonly detail: string,
-    readonly slug: string,
-    readonly extensions: Record<string, unknown> = {},
-  ) {
-    super(detail, status);
+  readonly title: string;
+  readonly detail: string;
+  readonly slug: string;
+  readonly extensions: Record<string, unknown>;
+
+  constructor(options: ProblemOptions) {
+    super(options.detail, options.status);
+    this.title = options.title;
+    this.detail = options.detail;
+    this.slug = options.slug;
+    this.extensions = options.extensions ?? {};
   }
 
   toProblem(): ProblemDetails {
@@ -41,8 +57,19 @@ export class ProblemException extends HttpException {
   }
 }
 
+/** A provider name the broker does not have: admin routes, inbound webhooks, the CPaaS history. */
+export function unknownProvider(name: string): ProblemException {
+  return new ProblemException({ status: 404, slug: 'unknown-provider', title: 'Unknown provider', detail: `No provider named "${name}".` });
+}
+
 export class ValidationProblem extends ProblemException {
   constructor(readonly errors: FieldError[]) {
-    super(400, 'Invalid request', errors.map((e) => `${e.field}: ${e.message}`).join('; '), 'validation-error', { errors });
+    super({
+      status: 400,
+      slug: 'validation-error',
+      title: 'Invalid request',
+      detail: errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+      extensions: { errors },
+    });
   }
 }

@@ -11,7 +11,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
 export const deliveryNotFound = (): ProblemException =>
-  new ProblemException(404, 'Delivery not found', 'No webhook delivery with this id exists for your account.', 'delivery-not-found');
+  new ProblemException({
+    status: 404,
+    slug: 'delivery-not-found',
+    title: 'Delivery not found',
+    detail: 'No webhook delivery with this id exists for your account.',
+  });
 
 /** What an account reads about its events and their deliveries; another account's are not there (404). */
 @Injectable()
@@ -20,7 +25,12 @@ export class WebhookHistory {
 
   async listEvents(accountId: string, query: ListEventsQueryDto): Promise<EventListDto> {
     if (query.session && !(await this.repository.sessionKnown(accountId, query.session)))
-      throw new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found');
+      throw new ProblemException({
+        status: 404,
+        slug: 'session-not-found',
+        title: 'Session not found',
+        detail: 'No session with this id exists for your account.',
+      });
     const limit = query.limit ?? DEFAULT_LIMIT;
     const before = query.cursor ? decodePageCursor(query.cursor) : undefined;
     const rows = await this.repository.events({ accountId, sessionId: query.session, before, limit: limit + 1 });

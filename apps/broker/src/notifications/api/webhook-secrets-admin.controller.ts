@@ -5,7 +5,7 @@ import { ProblemException } from '../../common/problem';
 import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
 import { RevealedWebhookSecretDto } from './dto/account-webhooks.dto';
 
-const noAccount = () => new ProblemException(404, 'Not found', 'No account with this id.', 'not-found');
+const noAccount = () => new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: 'No account with this id.' });
 
 /** The operator's side of the one-time reveal (`broker accounts reveal-secret <id>`): same once-only flag as the account's. */
 @ApiTags('admin')

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
-import { NOTIFICATIONS_CLOCK, type Clock } from '../clock';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
 import { DeliveryWorker } from './delivery-worker';
@@ -18,7 +19,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @InjectDataSource() dataSource: DataSource,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @Inject(NOTIFICATIONS_CLOCK) clock: Clock,
+    @Inject(CLOCK) clock: Clock,
     @Inject(WebhookSecrets) secrets: WebhookSecrets,
   ) {
     const n = config.notifications;

@@ -5,13 +5,13 @@
  */
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
+import { constructEvent } from '@app/sdk';
 import { createTestDatabase, type TestDatabase, ManualClock, WebhookReceiver } from '@app/testing';
 import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
 import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
-import { verifyWebhook } from '../signature';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
 import { WebhookSender } from './webhook-sender';
@@ -129,7 +129,7 @@ describe('DeliveryWorker', () => {
     const [got] = receiver.received;
     expect(got.headers['webhook-id']).toBe(deliveryId);
     expect(got.headers['webhook-timestamp']).toBe(String(T0 / 1000));
-    const payload = verifyWebhook(await secrets.signingSecrets(acct), got.headers, got.body, { now: T0 });
+    const payload = constructEvent(got.body, got.headers, await secrets.signingSecrets(acct), { now: T0 });
     // No receivedAt given: the broker learned of it when it was recorded.
     expect(payload).toEqual({
       id: eventId,
@@ -398,7 +398,7 @@ describe('DeliveryWorker', () => {
     await run(worker());
     const [got] = receiver.received;
     expect(got.path).toBe('/hooks/ops');
-    expect(verifyWebhook('ops-secret-0123456789', got.headers, got.body, { now: T0 })).toMatchObject({
+    expect(constructEvent(got.body, got.headers, 'ops-secret-0123456789', { now: T0 })).toMatchObject({
       type: 'provider.state_changed',
       timestamp: new Date(T0).toISOString(),
       data: { provider: 'primary', to: 'OPEN', receivedAt: transitionAt.toISOString() },

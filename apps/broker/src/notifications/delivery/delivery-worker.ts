@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { Clock } from '../clock';
+import type { Clock } from '@app/clock';
 import { DELIVERY_CHANNEL, DeliveryStore, type AcquiredEndpoint } from './delivery-store';
 import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
 import type { WebhookSender } from './webhook-sender';

@@ -22,7 +22,8 @@ import {
   type BreakerSnapshot,
   type BreakerStatus,
 } from '@app/circuit-breaker';
-import { clockScheduler, type Clock } from '../clock';
+import type { Clock } from '@app/clock';
+import { Subscription, type SchedulerLike } from 'rxjs';
 
 export interface EndpointHealthSettings {
   readonly downAfterFailures: number;
@@ -146,4 +147,13 @@ export class EndpointHealth {
     this.down.dispose();
     this.url.dispose();
   }
+}
+
+/**
+ * An RxJS scheduler that reads the clock and never fires. The endpoint breakers live only while their
+ * endpoint is being worked on and are rebuilt from the database after, so their timed transitions are
+ * evaluated when asked (`admit()` honours `retryAt` itself), never by a timer that could outlive the app.
+ */
+function clockScheduler(clock: Clock): SchedulerLike {
+  return { now: () => clock.now(), schedule: () => new Subscription() };
 }

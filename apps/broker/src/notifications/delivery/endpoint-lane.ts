@@ -9,7 +9,7 @@
  * worker stopped) are simply let go: they are still due in the database, and the next owner (or
  * `holdBlocked`) takes care of them.
  */
-import type { Clock } from '../clock';
+import type { Clock } from '@app/clock';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointWrite } from './delivery-store';
 import { EndpointHealth, endpointPolicies, type EndpointAdmission, type EndpointHealthSettings } from './endpoint-health';
 import { nextAttemptAt, type RetrySchedule } from './retry-schedule';

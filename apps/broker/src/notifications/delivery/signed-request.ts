@@ -1,11 +1,19 @@
-import { signWebhook, type WebhookPayload } from '../signature';
+import { signWebhook } from '@app/sdk';
 import type { WebhookSecrets } from '../secrets/webhook-secrets';
 import type { ClaimedDelivery } from './delivery-store';
 import type { DeliveryPreparer } from './endpoint-lane';
 
+/** A webhook's body: what customers read with the SDK's `constructEvent`. */
+interface WebhookBody {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
 /** The body a delivery carries: the same bytes on every attempt. */
 export function webhookBody(delivery: Pick<ClaimedDelivery, 'eventId' | 'type' | 'eventCreatedAt' | 'data'>): string {
-  const payload: WebhookPayload = {
+  const payload: WebhookBody = {
     id: delivery.eventId,
     type: delivery.type,
     timestamp: delivery.eventCreatedAt.toISOString(),
@@ -34,7 +42,11 @@ export class SignedRequestPreparer implements DeliveryPreparer {
           : []
         : await this.secrets.signingSecrets(delivery.accountId);
     const timestamp = Math.floor(now / 1000);
-    if (secrets.length === 0) return { body, headers: { 'webhook-id': delivery.id, 'webhook-timestamp': String(timestamp) } };
-    return { body, headers: signWebhook(secrets, delivery.id, timestamp, body) };
+    const headers = { 'webhook-id': delivery.id, 'webhook-timestamp': String(timestamp) };
+    if (secrets.length === 0) return { body, headers };
+    return {
+      body,
+      headers: { ...headers, 'webhook-signature': signWebhook({ id: delivery.id, timestamp, payload: body, secret: secrets }) },
+    };
   }
 }

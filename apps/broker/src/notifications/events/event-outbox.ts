@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import type { Clock } from '../clock';
+import type { Clock } from '@app/clock';
 import { DELIVERY_CHANNEL } from '../delivery/delivery-store';
 import { webhookBody } from '../delivery/signed-request';
 import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';

@@ -8,9 +8,9 @@
  * second, dropped locally on rotation, so another replica picks up a rotation within that second.
  */
 import type { DataSource, EntityManager } from 'typeorm';
+import { newWebhookSecret } from '@app/sdk';
+import type { Clock } from '@app/clock';
 import { ProblemException } from '../../common/problem';
-import type { Clock } from '../clock';
-import { newWebhookSecret } from '../signature';
 
 const CACHE_TTL_MS = 1_000;
 const CACHE_MAX = 10_000;
@@ -25,12 +25,13 @@ export interface SecretStatus {
 
 /** The answer to a reveal of a secret that was already shown. */
 export function secretAlreadyShown(): ProblemException {
-  return new ProblemException(
-    409,
-    'Webhook secret already shown',
-    'The current webhook secret was already shown once and is not shown again; rotate it (POST /v1/account/webhook-secret/rotate) for a new one.',
-    'webhook-secret-already-shown',
-  );
+  return new ProblemException({
+    status: 409,
+    slug: 'webhook-secret-already-shown',
+    title: 'Webhook secret already shown',
+    detail:
+      'The current webhook secret was already shown once and is not shown again; rotate it (POST /v1/account/webhook-secret/rotate) for a new one.',
+  });
 }
 
 /** The current secret, shown by a reveal. */

@@ -43,7 +43,7 @@ export class SessionDto {
   metadata: Record<string, unknown>;
 
   /** A session is inactive from expiresAt on, whether or not the sweeper has marked it. */
-  static from(session: Session, now: Date = new Date()): SessionDto {
+  static from(session: Session, now: Date): SessionDto {
     const status: PublicSessionStatus =
       session.status === 'active' && session.expiresAt <= now ? 'expired' : session.status === 'pending' ? 'active' : session.status;
     return {

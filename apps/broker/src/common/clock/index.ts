@@ -1,0 +1,1 @@
+export { CLOCK, ClockModule } from './clock.module';
