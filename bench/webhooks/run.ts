@@ -29,6 +29,7 @@ import { DataSource } from 'typeorm';
 import { LocalPostgres } from '@app/database';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
+import { ListenClient } from '../../apps/broker/src/database/listen-client';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 import { EventOutbox } from '../../apps/broker/src/notifications';
 import { systemClock } from '../../apps/broker/src/notifications/clock';
@@ -138,6 +139,7 @@ class Broker {
       attemptTimeoutMs: n.attemptTimeoutMs,
       allowPrivateTargets: true,
     });
+    const listener = new ListenClient(this.databaseUrl);
     const worker = new DeliveryWorker({
       dataSource: this.dataSource,
       sender,
@@ -145,12 +147,13 @@ class Broker {
       clock: systemClock,
       settings: workerSettings(n),
       logger: { log: () => undefined, warn: (m) => console.error(m) },
-      listenUrl: this.databaseUrl,
+      listener,
     });
     return {
       worker,
       close: async () => {
         await worker.stop();
+        await listener.stop();
         await sender.close();
       },
     };

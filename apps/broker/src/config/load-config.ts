@@ -62,6 +62,11 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
+  // Leadership must move within two health intervals of a leader's death (SPEC §10).
+  if (vars.BREAKER_LEADER_LEASE_MS > vars.BREAKER_HEALTH_INTERVAL_MS)
+    problems.push('BREAKER_LEADER_LEASE_MS must be at most BREAKER_HEALTH_INTERVAL_MS');
+  if (vars.BREAKER_LEADER_LEASE_MS !== 0 && vars.BREAKER_LEADER_LEASE_MS < 30)
+    problems.push('BREAKER_LEADER_LEASE_MS must be 0 or at least 30');
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   return {
@@ -88,6 +93,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
       closeAfterMs: vars.BREAKER_CLOSE_AFTER_MS,
       closeMinProbes: vars.BREAKER_CLOSE_MIN_PROBES,
       slowCallMs: vars.BREAKER_SLOW_CALL_MS,
+      leaderLeaseMs: vars.BREAKER_LEADER_LEASE_MS || vars.BREAKER_HEALTH_INTERVAL_MS,
+      outcomeBatchMs: vars.BREAKER_OUTCOME_BATCH_MS,
     },
     providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
     apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],

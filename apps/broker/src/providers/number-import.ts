@@ -38,8 +38,7 @@ export class NumberImport {
   async run(provider: string): Promise<NumberImportResult> {
     if (!this.registry.has(provider))
       throw new ProblemException(404, 'Unknown provider', `No provider named "${provider}".`, 'unknown-provider');
-    const numbers = this.registry.adapter(provider).numbers;
-    if (!numbers)
+    if (!this.registry.managesNumbers(provider))
       throw new ProblemException(
         422,
         'Import not supported',
@@ -50,7 +49,7 @@ export class NumberImport {
       throw new ProblemException(422, 'PUBLIC_URL not set', 'Numbers are pointed at PUBLIC_URL; set it and restart.', 'public-url-missing');
     const wanted = providerWebhookUrls(this.config.publicUrl, provider);
 
-    const listed = await this.registry.call(provider, 'numbers', false, () => numbers.listNumbers());
+    const listed = await this.registry.call(provider, 'numbers', false, (p) => p.numbers!.listNumbers());
     if (!listed.ok)
       throw new ProblemException(502, 'Provider refused the number list', listed.failure.reason, 'provider-error', { provider });
 
@@ -66,7 +65,7 @@ export class NumberImport {
       );
       (inserted.length > 0 ? result.added : result.alreadyThere).push(number.number);
       if (pointsAt(number, wanted)) continue;
-      const pointed = await this.registry.call(provider, 'numbers', false, () => numbers.pointNumber(number, wanted));
+      const pointed = await this.registry.call(provider, 'numbers', false, (p) => p.numbers!.pointNumber(number, wanted));
       if (pointed.ok) result.updated.push(number.number);
       else result.failed.push({ number: number.number, reason: pointed.failure.reason });
     }

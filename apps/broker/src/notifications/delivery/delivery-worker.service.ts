@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnAppl
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
+import { ListenClient } from '../../database/listen-client';
 import { NOTIFICATIONS_CLOCK, type Clock } from '../clock';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
@@ -20,6 +21,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(NOTIFICATIONS_CLOCK) clock: Clock,
     @Inject(WebhookSecrets) secrets: WebhookSecrets,
+    listener: ListenClient,
   ) {
     const n = config.notifications;
     this.sender = new WebhookSender({
@@ -36,7 +38,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
       clock,
       settings: workerSettings(n),
       logger: { log: (m) => logger.log(m), warn: (m) => logger.warn(m) },
-      listenUrl: (dataSource.options as { url?: string }).url,
+      listener,
     });
   }
 
