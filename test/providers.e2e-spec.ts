@@ -103,7 +103,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
     const body = await cpaas(broker);
     expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'timestamp']);
     // One broker on its database leads the cluster of one, and says so.
-    expect(body.leader).toBe(body.replica);
+    expect((body as unknown as { leader: string }).leader).toBe((body as unknown as { replica: string }).replica);
     expect(Number.isNaN(Date.parse(body.timestamp))).toBe(false);
     expect(body.providers.map((p) => p.name)).toEqual(['primary', 'failover']);
     expect(body.providers[0]).toMatchObject({ name: 'primary', state: 'CLOSED', openedAt: null, lastError: null });

@@ -1,10 +1,11 @@
 /**
  * Which replica decides the providers' breakers (SPEC §10). Every replica claims the breaker lease in
- * PostgreSQL every third of its length: the holder renews it, the others take it over once it has run
- * out (a dead leader is replaced within 4/3 of a lease, the lease being at most a health interval).
- * A claim that fails or does not answer within a third of a lease means this replica cannot reach
- * the database: it stops leading at once (before its lease can run out elsewhere) and decides on its
- * own breakers ("scope": "replica") until a claim succeeds again.
+ * PostgreSQL a quarter of a lease after its last claim ended: the holder renews it, the others take
+ * it over once it has run out (a dead leader is replaced within 1¼ leases, the lease being at most a
+ * health interval). A claim that fails or does not answer within half a lease means this replica
+ * cannot reach the database: it stops leading then (¾ of a lease at most after its last renewal,
+ * before the lease can run out elsewhere) and decides on its own breakers ("scope": "replica") until
+ * a claim succeeds again.
  */
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -98,7 +99,7 @@ export class BreakerLeadership implements OnApplicationBootstrap, OnApplicationS
       const holder = await Promise.race([
         this.repository.claimLease(BREAKER_LEASE, this.replica, this.leaseMs),
         new Promise<never>((_, reject) => {
-          timeout = setTimeout(() => reject(new Error(`no answer within ${this.third()} ms`)), this.third());
+          timeout = setTimeout(() => reject(new Error(`no answer within ${this.claimTimeoutMs()} ms`)), this.claimTimeoutMs());
         }),
       ]);
       if (this.stopped) return;
@@ -126,13 +127,13 @@ export class BreakerLeadership implements OnApplicationBootstrap, OnApplicationS
     this.subject.next(next);
   }
 
-  private third(): number {
-    return Math.max(10, Math.floor(this.leaseMs / 3));
+  private claimTimeoutMs(): number {
+    return Math.max(10, Math.floor(this.leaseMs / 2));
   }
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.claim().finally(() => this.schedule()), this.third());
+    this.timer = setTimeout(() => void this.claim().finally(() => this.schedule()), Math.max(5, Math.floor(this.leaseMs / 4)));
     this.timer.unref();
   }
 }
