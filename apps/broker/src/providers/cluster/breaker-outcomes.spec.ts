@@ -30,9 +30,13 @@ function replica(name: string, leadership: Leadership, send: (payload: string) =
     },
     noteUnreachable: () => (state.unreachable += 1),
   } as unknown as BreakerLeadership;
-  const breakers = new ProviderBreakers(config, { names: ['primary', 'failover'] } as ProviderAdapters, systemBreakerScheduler());
+  const breakers = new ProviderBreakers(
+    config,
+    { names: ['primary', 'failover'] } as unknown as ProviderAdapters,
+    systemBreakerScheduler(),
+  );
   const dataSource = { query: (_: string, [, payload]: [string, string]) => send(payload) } as unknown as DataSource;
-  const outcomes = new BreakerOutcomes(config, dataSource, listener as unknown as ListenClient, breakers, lead);
+  const outcomes = new BreakerOutcomes(config, dataSource, listener as unknown as ListenClient, breakers, lead, systemBreakerScheduler());
   outcomes.onApplicationBootstrap();
   return { breakers, outcomes, state, deliver: (payload: string) => handlers.get(BREAKER_OUTCOME_CHANNEL)!(payload) };
 }

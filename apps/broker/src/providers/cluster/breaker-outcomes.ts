@@ -8,11 +8,11 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Outcome } from '@app/circuit-breaker';
-import { Subject, type Observable } from 'rxjs';
+import { Subject, type Observable, type SchedulerLike } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
-import { ProviderBreakers } from '../provider-breakers';
+import { BREAKER_SCHEDULER, ProviderBreakers } from '../provider-breakers';
 import { BreakerLeadership } from './breaker-leadership';
 
 /** Replicas NOTIFY their outcomes here; only the leader acts on them. */
@@ -27,7 +27,7 @@ type WireOutcome = [string, 's' | 'f', 0 | 1, number | string];
 
 interface WireBatch {
   from: string;
-  /** When the batch was sent (sender's clock), for the delay measured in bench/cluster. */
+  /** When the batch was sent (the sender's breaker clock), for measuring the delay to the leader. */
   at: number;
   o: WireOutcome[];
 }
@@ -50,6 +50,7 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     private readonly listener: ListenClient,
     private readonly breakers: ProviderBreakers,
     private readonly leadership: BreakerLeadership,
+    @Inject(BREAKER_SCHEDULER) private readonly scheduler: SchedulerLike,
   ) {
     this.batchMs = config.breaker.outcomeBatchMs;
   }
@@ -94,7 +95,7 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) return;
-    const payload: WireBatch = { from: this.leadership.replica, at: Date.now(), o: batch };
+    const payload: WireBatch = { from: this.leadership.replica, at: this.scheduler.now(), o: batch };
     this.sending = this.sending
       .then(() => this.dataSource.query('SELECT pg_notify($1, $2)', [BREAKER_OUTCOME_CHANNEL, JSON.stringify(payload)]))
       .then(
