@@ -1,5 +1,5 @@
 /**
- * One breaker for the whole cluster (SPEC §10, issue #13): three built broker processes (as `npm start`
+ * One breaker for the whole cluster (issue #13, docs/operations.md): three built broker processes (as `npm start`
  * runs them) on one database and one simulator, intervals shortened through the environment. Replica
  * C reaches PostgreSQL through a TCP proxy the test can cut. Every wait polls with a generous bound;
  * assertions are on counts (the simulator's call log, breaker counters), never on durations.

@@ -1,5 +1,5 @@
 /**
- * No database round trip or lock of the breaker on the path of a create (SPEC §10): the statements a
+ * No database round trip or lock of the breaker on the path of a create (docs/operations.md): the statements a
  * create runs are counted through TypeORM's query events, on the breaker leader and on a follower.
  * Admission reads memory only; a follower's outcome goes to the leader in a NOTIFY sent after the
  * create answered, off its path.

@@ -1,5 +1,5 @@
 /**
- * One breaker for three replicas (SPEC §10, issue #13), in one run on one database and one simulator
+ * One breaker for three replicas (issue #13, docs/operations.md), in one run on one database and one simulator
  * (separate processes, as `npm start` runs them; `npm run build` first):
  *
  * - `tripDelay`: the delay from the 5th consecutive failure, seen by replica B, to the primary OPEN on

@@ -116,7 +116,7 @@ export class EnvironmentVariables {
   @IntVar(1, 600_000)
   BREAKER_SLOW_CALL_MS = 2000;
 
-  /** 0: the health interval. The leader's lease lasts this long without a renewal (SPEC §10). */
+  /** 0: the health interval. The leader's lease lasts this long without a renewal (docs/operations.md). */
   @IntVar(0, 86_400_000)
   BREAKER_LEADER_LEASE_MS = 0;
 

@@ -62,7 +62,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
-  // Leadership must move within two health intervals of a leader's death (SPEC §10).
+  // Leadership must move within two health intervals of a leader's death (docs/operations.md).
   if (vars.BREAKER_LEADER_LEASE_MS > vars.BREAKER_HEALTH_INTERVAL_MS)
     problems.push('BREAKER_LEADER_LEASE_MS must be at most BREAKER_HEALTH_INTERVAL_MS');
   if (vars.BREAKER_LEADER_LEASE_MS !== 0 && vars.BREAKER_LEADER_LEASE_MS < 30)

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 
 /**
  * Advisory lock keys of the broker's scheduled jobs: each runs on one replica at a time. (7_240_101 was
- * the health probes' until the breaker leader took them over, SPEC §10; not reused.)
+ * the health probes' until the breaker leader took them over; not reused.)
  */
 export const JOB_LOCKS = {
   sessionSweeper: 7_240_102,

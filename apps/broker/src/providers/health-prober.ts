@@ -10,7 +10,7 @@ const INTERVAL_NAME = 'provider-health-probes';
 
 /**
  * Every BREAKER_HEALTH_INTERVAL_MS, health-checks each provider whose breaker is OPEN or HALF_OPEN,
- * on the breaker leader only (SPEC §10: one check per interval per provider, cluster-wide), or on a
+ * on the breaker leader only (one check per interval per provider, cluster-wide), or on a
  * replica cut off from the database, which decides alone. Never two checks at once for one provider.
  * The leader persists the breaker after each check under its fence, so the pass count survives a
  * change of leader and a check made by a former leader is dropped. A check that fails or crashes is

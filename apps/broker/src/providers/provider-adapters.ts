@@ -1,5 +1,5 @@
 /**
- * Builds each configured provider's adapter (SPEC §9) and closes them at shutdown. Only the call
+ * Builds each configured provider's adapter (docs/providers.md) and closes them at shutdown. Only the call
  * gateway (ProviderRegistry) reaches an adapter's calls; the rest of the app sees `webhooks()`, the
  * part of an adapter that never talks to the vendor (verify and parse its webhooks, answer them).
  */

@@ -91,7 +91,7 @@ export class ProviderRegistry {
     );
   }
 
-  /** One health check of the provider (the leader's, SPEC §10), recorded as a health-check outcome. */
+  /** One health check of the provider (the leader's), recorded as a health-check outcome. */
   async healthCheck(name: string): Promise<ProviderResult<void>> {
     let result: ProviderResult<void>;
     try {

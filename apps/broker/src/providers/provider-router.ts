@@ -10,7 +10,7 @@ export interface RoutingCandidate {
 }
 
 /**
- * Which providers a new session tries, in order (SPEC §1): each enabled provider whose breaker admits
+ * Which providers a new session tries, in order: each enabled provider whose breaker admits
  * it as it is reached. In memory only: no database round trip or lock on the path of a create.
  */
 @Injectable()

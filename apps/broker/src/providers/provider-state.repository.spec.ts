@@ -1,5 +1,5 @@
 /**
- * The breaker leader's lease and its fencing on a real PostgreSQL (SPEC §10): one holder at a time,
+ * The breaker leader's lease and its fencing on a real PostgreSQL (docs/operations.md): one holder at a time,
  * a takeover only once the lease ran out (by the database's clock), the epoch grows with each new
  * holder, and a write under a former leader's fence is dropped whole.
  */

@@ -2,7 +2,7 @@
  * All the SQL of the providers' shared state: each provider's breaker snapshot and disabled flag,
  * the transition history, the breaker leader's lease, and the pool usage read for the health page.
  * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
- * took the lease over since (SPEC §10).
+ * took the lease over since (docs/operations.md).
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';

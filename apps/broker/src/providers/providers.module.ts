@@ -20,7 +20,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
 
 /**
  * The providers: adapters (module-private), one breaker each (shared by the cluster through a leader,
- * SPEC §10), the router new sessions ask, and the call gateway every provider call goes through.
+ * docs/operations.md), the router new sessions ask, and the call gateway every provider call goes through.
  */
 @Module({
   imports: [NotificationsModule],

@@ -1,5 +1,5 @@
 /**
- * Which replica decides the providers' breakers (SPEC §10). Every replica claims the breaker lease in
+ * Which replica decides the providers' breakers (docs/operations.md). Every replica claims the breaker lease in
  * PostgreSQL a quarter of a lease after its last claim ended: the holder renews it, the others take
  * it over once it has run out (a dead leader is replaced within 1¼ leases, the lease being at most a
  * health interval). A claim that fails or does not answer within half a lease means this replica

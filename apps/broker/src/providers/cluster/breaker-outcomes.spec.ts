@@ -1,5 +1,5 @@
 /**
- * Where an outcome goes (SPEC §10), into the library's real breakers on the system clock (counts only, no
+ * Where an outcome goes (docs/operations.md), into the library's real breakers on the system clock (counts only, no
  * time rule): a follower keeps nothing locally and sends its outcomes to the leader in batches; a
  * leader feeds its own breaker and the batches it receives; a replica cut off from the database
  * decides on its own breaker (the 5th failure trips it there), also with a batch it could not send.

@@ -1,5 +1,5 @@
 /**
- * Where a provider call's outcome goes (SPEC §10). On the leader, and on a replica cut off from the
+ * Where a provider call's outcome goes (docs/operations.md). On the leader, and on a replica cut off from the
  * database, straight into the local breaker. On any other replica into a small in-memory batch that
  * goes to the leader in one NOTIFY after BREAKER_OUTCOME_BATCH_MS (the leader feeds it to its
  * breakers, so the 5th consecutive failure cluster-wide trips). Recording never waits: the create that

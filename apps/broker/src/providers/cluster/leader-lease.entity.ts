@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * A lease one replica at a time holds (SPEC §10): the breaker leader. `epoch` grows by one each time
+ * A lease one replica at a time holds (docs/operations.md): the breaker leader. `epoch` grows by one each time
  * another replica takes the lease over, and every write the leader makes checks it (fencing).
  */
 @Entity('cluster_leases')

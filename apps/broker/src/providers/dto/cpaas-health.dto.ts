@@ -60,7 +60,7 @@ export class ProviderHealthDto {
   @ApiProperty({
     enum: ['cluster', 'replica'],
     description:
-      '`cluster`: this replica follows the one breaker the cluster shares (SPEC §10). `replica`: it cannot reach the database and decides on its own breaker until it can.',
+      '`cluster`: this replica follows the one breaker the cluster shares. `replica`: it cannot reach the database and decides on its own breaker until it can.',
   })
   scope: BreakerScope;
 
