@@ -34,8 +34,16 @@ describe('the statements of a create', () => {
 
   beforeAll(async () => {
     sim = await startSimulator();
-    // Long intervals: no lease claim or pool-usage read runs in the background while a create is counted.
-    const env = { ...AUTH_ENV, BREAKER_HEALTH_INTERVAL_MS: '3600000', POOL_USAGE_REFRESH_MS: '0' };
+    // Long intervals: no lease claim, pool-usage read, sweep, relay retry or webhook poll runs in the
+    // background while a create is counted.
+    const env = {
+      ...AUTH_ENV,
+      BREAKER_HEALTH_INTERVAL_MS: '3600000',
+      POOL_USAGE_REFRESH_MS: '0',
+      SESSION_SWEEP_INTERVAL_MS: '3600000',
+      RELAY_RETRY_INTERVAL_MS: '3600000',
+      WEBHOOK_POLL_INTERVAL_MS: '3600000',
+    };
     leader = await startBroker(env, { sim });
     follower = await startBroker(env, { sim, db: leader.db });
   });

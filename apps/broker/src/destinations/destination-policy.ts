@@ -1,22 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
+import { DestinationRepository } from './destination.repository';
 import { checkPhoneNumber, countryOf } from './phone-number-check';
-
-interface AccountDestinations {
-  allowed_countries: string[] | null;
-  allow_special_rate: boolean;
-  /** Only read when allowed_countries is null: the default is the countries of these. */
-  pool_numbers: string[] | null;
-  /** Participants that are proxy numbers themselves. */
-  pool_participants: string[] | null;
-  /** Active sessions of this account per participant number (only numbers that have some). */
-  held: Record<string, number> | null;
-}
 
 /**
  * The toll-fraud guard: a participant must be a valid number for its country, able to
@@ -34,7 +22,7 @@ export class DestinationPolicy {
   private readonly participantLimit: number;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: DestinationRepository,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly metrics: BrokerMetrics,
   ) {
@@ -43,26 +31,14 @@ export class DestinationPolicy {
   }
 
   async assertAllowed(accountId: string, channel: Channel, participants: readonly string[]): Promise<void> {
-    const rows: AccountDestinations[] = await this.dataSource.query(
-      `SELECT a.allowed_countries, a.allow_special_rate,
-              CASE WHEN a.allowed_countries IS NULL
-                   THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn) END AS pool_numbers,
-              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants,
-              (SELECT json_object_agg(h.number, h.n) FROM (
-                 SELECT sp.number, count(*) AS n FROM session_participants sp JOIN sessions s ON s.id = sp.session_id
-                  WHERE sp.active AND sp.number = ANY($2::text[]) AND sp.expires_at > now() AND s.account_id = $1
-                  GROUP BY sp.number) h) AS held
-         FROM accounts a WHERE a.id = $1`,
-      [accountId, participants],
-    );
-    const account = rows[0];
+    const account = await this.repository.accountDestinations(accountId, participants);
     if (!account) return;
-    const allowed = new Set(account.allowed_countries ?? (account.pool_numbers ?? []).map((n) => this.countryOf(n)).filter(Boolean));
+    const allowed = new Set(account.allowedCountries ?? account.poolNumbers.map((n) => this.countryOf(n)).filter(Boolean));
     participants.forEach((number, i) => {
       const field = `participants[${i}].number`;
-      if (account.pool_participants?.includes(number))
+      if (account.poolParticipants.includes(number))
         throw refused(field, `${number} is one of this broker's proxy numbers; a participant must be a person`, 'proxy-number-participant');
-      const verdict = checkPhoneNumber(number, channel, account.allow_special_rate);
+      const verdict = checkPhoneNumber(number, channel, account.allowSpecialRate);
       if (!verdict.ok) throw refused(field, verdict.message, 'destination-not-allowed', verdict.country);
       if (!allowed.has(verdict.country))
         throw refused(
@@ -73,7 +49,7 @@ export class DestinationPolicy {
         );
     });
     for (const number of participants) {
-      const held = Number(account.held?.[number] ?? 0);
+      const held = account.held.get(number) ?? 0;
       if (held >= this.participantLimit) {
         this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
         throw new ProblemException(
