@@ -101,7 +101,9 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
 
   it('starts CLOSED, in exactly the documented shape', async () => {
     const body = await cpaas(broker);
-    expect(Object.keys(body).sort()).toEqual(['providers', 'timestamp']);
+    expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'timestamp']);
+    // One broker on its database leads the cluster of one, and says so.
+    expect((body as unknown as { leader: string }).leader).toBe((body as unknown as { replica: string }).replica);
     expect(Number.isNaN(Date.parse(body.timestamp))).toBe(false);
     expect(body.providers.map((p) => p.name)).toEqual(['primary', 'failover']);
     expect(body.providers[0]).toMatchObject({ name: 'primary', state: 'CLOSED', openedAt: null, lastError: null });
@@ -198,7 +200,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
     expect((await primary(broker)).disabled).toBe(true);
     expect((await createWith(broker, 'ok')).provider).toBe('failover');
     const ready = await request(broker.url).get('/health/ready').expect(200);
-    expect(ready.body.details.providers.providers.primary).toEqual({ state: 'CLOSED', disabled: true });
+    expect(ready.body.details.providers.providers.primary).toEqual({ state: 'CLOSED', disabled: true, scope: 'cluster' });
 
     await request(broker.url).post('/v1/admin/providers/primary/enable').set(auth).expect(200);
     expect((await createWith(broker, 'ok')).provider).toBe('primary');

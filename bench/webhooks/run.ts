@@ -30,6 +30,7 @@ import { LocalPostgres } from '@app/database';
 import { systemClock } from '@app/clock';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
+import { ListenClient } from '../../apps/broker/src/database/listen-client';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 import { EventOutbox } from '../../apps/broker/src/notifications';
 import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
@@ -138,6 +139,7 @@ class Broker {
       attemptTimeoutMs: n.attemptTimeoutMs,
       allowPrivateTargets: true,
     });
+    const listener = new ListenClient(this.databaseUrl);
     const worker = new DeliveryWorker({
       dataSource: this.dataSource,
       sender,
@@ -145,12 +147,13 @@ class Broker {
       clock: systemClock,
       settings: workerSettings(n),
       logger: { log: () => undefined, warn: (m) => console.error(m) },
-      listenUrl: this.databaseUrl,
+      listener,
     });
     return {
       worker,
       close: async () => {
         await worker.stop();
+        await listener.stop();
         await sender.close();
       },
     };

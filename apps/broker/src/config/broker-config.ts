@@ -16,6 +16,9 @@ export interface BreakerSettings {
   closeAfterMs: number;
   closeMinProbes: number;
   slowCallMs: number;
+  /** How long the leader's lease lasts without a renewal (BREAKER_LEADER_LEASE_MS; 0 there means the health interval). */
+  leaderLeaseMs: number;
+  outcomeBatchMs: number;
 }
 
 /** The broker's configuration: validated once, typed, read everywhere else. */

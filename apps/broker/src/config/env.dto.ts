@@ -116,6 +116,14 @@ export class EnvironmentVariables {
   @IntVar(1, 600_000)
   BREAKER_SLOW_CALL_MS = 2000;
 
+  /** 0: the health interval. The leader's lease lasts this long without a renewal (docs/operations.md). */
+  @IntVar(0, 86_400_000)
+  BREAKER_LEADER_LEASE_MS = 0;
+
+  /** How long a replica gathers call outcomes before sending them to the leader in one NOTIFY. */
+  @IntVar(1, 1_000)
+  BREAKER_OUTCOME_BATCH_MS = 20;
+
   @IntVar(1, 600_000)
   PROVIDER_CALL_TIMEOUT_MS = 5000;
 

@@ -27,6 +27,9 @@ describe('loadConfig', () => {
       closeAfterMs: 300_000,
       closeMinProbes: 10,
       slowCallMs: 2000,
+      // The lease defaults to one health interval, so a dead leader is replaced within two.
+      leaderLeaseMs: 30_000,
+      outcomeBatchMs: 20,
     });
     expect(config.providers).toEqual([
       { name: 'primary', adapter: 'sim', baseUrl: 'http://127.0.0.1:4010', credentials: {} },

@@ -68,6 +68,11 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
+  // Leadership must move within two health intervals of a leader's death (docs/operations.md).
+  if (vars.BREAKER_LEADER_LEASE_MS > vars.BREAKER_HEALTH_INTERVAL_MS)
+    problems.push('BREAKER_LEADER_LEASE_MS must be at most BREAKER_HEALTH_INTERVAL_MS');
+  if (vars.BREAKER_LEADER_LEASE_MS !== 0 && vars.BREAKER_LEADER_LEASE_MS < 30)
+    problems.push('BREAKER_LEADER_LEASE_MS must be 0 or at least 30');
   if (runtime.standalone && !vars.DATABASE_URL)
     problems.push('DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does)');
   if (runtime.standalone && !vars.PROVIDERS) problems.push('PROVIDERS must be set: this entry point starts no simulator (npm start does)');
@@ -97,6 +102,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       closeAfterMs: vars.BREAKER_CLOSE_AFTER_MS,
       closeMinProbes: vars.BREAKER_CLOSE_MIN_PROBES,
       slowCallMs: vars.BREAKER_SLOW_CALL_MS,
+      leaderLeaseMs: vars.BREAKER_LEADER_LEASE_MS || vars.BREAKER_HEALTH_INTERVAL_MS,
+      outcomeBatchMs: vars.BREAKER_OUTCOME_BATCH_MS,
     },
     providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
     apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],

@@ -7,7 +7,7 @@
 import { CircuitBreaker } from '@app/circuit-breaker';
 import { endpointPolicies } from '../notifications/delivery/endpoint-health';
 import { workerSettings } from '../notifications/notification-settings';
-import { providerBreakerPolicy } from '../providers/provider-registry';
+import { providerBreakerPolicy } from '../providers/provider-breakers';
 import { ConfigError, configVariables, loadConfig } from './load-config';
 
 interface Row {
@@ -32,6 +32,13 @@ const ROWS: Row[] = [
   { variable: 'BREAKER_CLOSE_AFTER_MS', accepts: ['0', '86400000'], refuses: ['-1', '86400001'] },
   { variable: 'BREAKER_CLOSE_MIN_PROBES', accepts: ['1', '1000000'], refuses: ['0', '1000001'] },
   { variable: 'BREAKER_SLOW_CALL_MS', accepts: ['1', '600000'], refuses: ['0', '600001'] },
+  {
+    variable: 'BREAKER_LEADER_LEASE_MS',
+    accepts: ['0', '30', '30000'],
+    refuses: ['-1', '29', '30001', '86400001', 'x'],
+    with: { BREAKER_HEALTH_INTERVAL_MS: '30000' },
+  },
+  { variable: 'BREAKER_OUTCOME_BATCH_MS', accepts: ['1', '1000'], refuses: ['0', '1001', '2.5'] },
   { variable: 'WEBHOOK_ALLOW_PRIVATE_TARGETS', accepts: ['true', 'false'], refuses: ['yes', '1'] },
   { variable: 'WEBHOOK_RETRY_BASE_MS', accepts: ['1', '300000'], refuses: ['0', '300001', '3600001'] },
   { variable: 'WEBHOOK_RETRY_MAX_MS', accepts: ['5000', '86400000'], refuses: ['4999', '0', '86400001'] },

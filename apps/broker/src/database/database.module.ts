@@ -1,15 +1,19 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { DatabaseObserver } from './database-observer';
 import { ENTITIES } from './entities';
+import { ListenClient } from './listen-client';
 
 /** The TypeORM connection, its pool opened at start and observed. Migrations have already run (see `prepareDatabase`) when this starts. */
 @Module({})
 export class DatabaseModule {
   static forRoot(url: string, pool: { size: number; idleTimeoutMs: number }): DynamicModule {
+    const logger = new Logger(ListenClient.name);
     return {
       module: DatabaseModule,
+      // The one LISTEN connection of this replica, shared by whoever subscribes (breaker state, webhooks).
+      global: true,
       imports: [
         TypeOrmModule.forRoot({
           ...brokerDataSourceOptions({ url, entities: ENTITIES, poolSize: pool.size, idleTimeoutMs: pool.idleTimeoutMs }),
@@ -17,7 +21,11 @@ export class DatabaseModule {
           retryDelay: 1000,
         }),
       ],
-      providers: [DatabaseObserver],
+      providers: [
+        DatabaseObserver,
+        { provide: ListenClient, useFactory: () => new ListenClient(url, { onWarning: (m) => logger.warn(m) }) },
+      ],
+      exports: [ListenClient],
     };
   }
 }

@@ -4,6 +4,7 @@ import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { NOTIFICATION_ENTITIES } from '../notifications/entities';
 import { ProxyNumber } from '../numbers/proxy-number.entity';
 import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
+import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
 import { Interaction } from '../relay/interaction.entity';
 import { SessionParticipant } from '../sessions/session-participant.entity';
@@ -21,5 +22,6 @@ export const ENTITIES: Function[] = [
   IdempotencyRecord,
   BreakerTransitionRecord,
   ProviderStateRecord,
+  ClusterLeaseRecord,
   ...NOTIFICATION_ENTITIES,
 ];

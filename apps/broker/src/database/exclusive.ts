@@ -1,8 +1,10 @@
 import type { DataSource } from 'typeorm';
 
-/** Advisory lock keys of the broker's scheduled jobs: each runs on one replica at a time. */
+/**
+ * Advisory lock keys of the broker's scheduled jobs: each runs on one replica at a time. (7_240_101 was
+ * the health probes' until the breaker leader took them over; not reused.)
+ */
 export const JOB_LOCKS = {
-  healthProbes: 7_240_101,
   sessionSweeper: 7_240_102,
   relayRetries: 7_240_103,
   idempotencyCleanup: 7_240_104,

@@ -4,10 +4,11 @@ import { StreamSlots } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { unknownProvider } from '../common/problem';
 import { Observable, Subject, finalize, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
-import { BreakerStateStore } from './breaker-state.store';
+import { BreakerLeadership } from './cluster/breaker-leadership';
 import { BreakerHistoryDto, BreakerHistoryQueryDto, BreakerTransitionDto, CpaasHealthDto, ProviderHealthDto } from './dto/cpaas-health.dto';
 import { PoolUsage } from './pool-usage';
-import { ProviderRegistry } from './provider-registry';
+import { ProviderBreakers } from './provider-breakers';
+import { ProviderStateRepository } from './provider-state.repository';
 
 /** How often the stream repeats the whole picture, so a live page sees the error rate move. */
 const STREAM_SNAPSHOT_MS = 2_000;
@@ -19,8 +20,9 @@ export class CpaasHealthController implements OnModuleDestroy {
   private readonly closing$ = new Subject<void>();
 
   constructor(
-    private readonly registry: ProviderRegistry,
-    private readonly store: BreakerStateStore,
+    private readonly breakers: ProviderBreakers,
+    private readonly repository: ProviderStateRepository,
+    private readonly leadership: BreakerLeadership,
     private readonly pool: PoolUsage,
     private readonly slots: StreamSlots,
   ) {}
@@ -43,16 +45,17 @@ export class CpaasHealthController implements OnModuleDestroy {
   stream(@Req() request: Request): Observable<MessageEvent> {
     // Capped per address and in total (429 / 503 beyond); the slot is given back when the client goes.
     const release = this.slots.acquire(request.socket.remoteAddress ?? 'unknown');
-    const providerEvents = this.registry
-      .names()
-      .map((name) =>
-        this.registry
-          .health$(name)
-          .pipe(map((health): MessageEvent => ({ type: 'provider', data: ProviderHealthDto.from(health, this.pool.of(health.name)) }))),
-      );
-    const transitions = this.registry.transitions$.pipe(
-      map((t): MessageEvent => ({ type: 'transition', data: BreakerTransitionDto.fromLive(t) })),
+    const providerEvents = this.breakers.names().map((name) =>
+      this.breakers.health$(name).pipe(
+        map((health): MessageEvent => ({
+          type: 'provider',
+          data: ProviderHealthDto.from(health, this.pool.of(health.name), this.leadership.current),
+        })),
+      ),
     );
+    const transitions = this.breakers
+      .transitions$()
+      .pipe(map((t): MessageEvent => ({ type: 'transition', data: BreakerTransitionDto.fromLive(t) })));
     const snapshots = interval(STREAM_SNAPSHOT_MS).pipe(
       startWith(0),
       mergeMap(() => [{ type: 'snapshot', data: this.snapshot() } as MessageEvent]),
@@ -69,11 +72,11 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiOperation({ summary: 'Persisted breaker transitions, newest first.' })
   @ApiOkResponse({ type: BreakerHistoryDto })
   async history(@Query() query: BreakerHistoryQueryDto): Promise<BreakerHistoryDto> {
-    if (query.provider && !this.registry.has(query.provider)) {
+    if (query.provider && !this.breakers.has(query.provider)) {
       throw unknownProvider(query.provider);
     }
     const limit = query.limit ?? 50;
-    const rows = await this.store.history(query.provider, limit + 1, query.cursor);
+    const rows = await this.repository.history(query.provider, limit + 1, query.cursor);
     const page = rows.slice(0, limit);
     return {
       transitions: page.map((row) => ({
@@ -90,8 +93,11 @@ export class CpaasHealthController implements OnModuleDestroy {
   }
 
   private snapshot(): CpaasHealthDto {
+    const leadership = this.leadership.current;
     return {
-      providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name))),
+      providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), leadership)),
+      replica: this.leadership.replica,
+      leader: leadership.leader,
       timestamp: new Date().toISOString(),
     };
   }

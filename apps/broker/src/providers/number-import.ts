@@ -37,8 +37,7 @@ export class NumberImport {
 
   async run(provider: string): Promise<NumberImportResult> {
     if (!this.registry.has(provider)) throw unknownProvider(provider);
-    const numbers = this.registry.adapter(provider).numbers;
-    if (!numbers)
+    if (!this.registry.managesNumbers(provider))
       throw new ProblemException({
         status: 422,
         slug: 'import-unsupported',
@@ -54,7 +53,7 @@ export class NumberImport {
       });
     const wanted = providerWebhookUrls(this.config.publicUrl, provider);
 
-    const listed = await this.registry.call(provider, 'numbers', false, () => numbers.listNumbers());
+    const listed = await this.registry.call(provider, 'numbers', false, (p) => p.numbers!.listNumbers());
     if (!listed.ok)
       throw new ProblemException({
         status: 502,
@@ -76,7 +75,7 @@ export class NumberImport {
       );
       (inserted.length > 0 ? result.added : result.alreadyThere).push(number.number);
       if (pointsAt(number, wanted)) continue;
-      const pointed = await this.registry.call(provider, 'numbers', false, () => numbers.pointNumber(number, wanted));
+      const pointed = await this.registry.call(provider, 'numbers', false, (p) => p.numbers!.pointNumber(number, wanted));
       if (pointed.ok) result.updated.push(number.number);
       else result.failed.push({ number: number.number, reason: pointed.failure.reason });
     }

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { ProviderStateRepository } from './provider-state.repository';
 
 export interface ProviderPoolUsage {
   /** Active sessions on the provider. */
@@ -27,7 +26,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   private refreshing: Promise<void> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: ProviderStateRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
   ) {}
 
@@ -65,13 +64,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private async read(): Promise<void> {
-    const numbers: Array<{ provider: string; total: number; enabled: number }> = await this.dataSource.query(
-      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,
-    );
-    const perNumber: Array<{ provider: string; proxy_number_id: string; active: number }> = await this.dataSource.query(
-      `SELECT provider, proxy_number_id, count(*)::int AS active
-         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider, proxy_number_id`,
-    );
+    const { numbers, perNumber } = await this.repository.poolUsage();
     const usage = new Map<string, ProviderPoolUsage>();
     for (const n of numbers) usage.set(n.provider, { activeSessions: 0, pool: { total: n.total, enabled: n.enabled, inUse: 0 } });
     const load = new Map<string, number>();

@@ -1,86 +1,82 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { BreakerStateStore, PROVIDER_STATE_CHANNEL } from './breaker-state.store';
-import { ProviderRegistry } from './provider-registry';
-
-const RECONNECT_MS = 2_000;
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Subscription } from 'rxjs';
+import { ListenClient } from '../database/listen-client';
+import { BreakerStateStore } from './breaker-state.store';
+import { BreakerLeadership, type Leadership } from './cluster/breaker-leadership';
+import { ProviderBreakers } from './provider-breakers';
+import { PROVIDER_STATE_CHANNEL, ProviderStateRepository, type SavedProviderState } from './provider-state.repository';
 
 /**
- * Shares breaker state between replicas: each persisted change is announced with NOTIFY, and the
- * other replicas LISTEN, read the saved snapshot and adopt it. A lost connection is re-made; the
- * state is re-read then, so a missed notification costs nothing but time.
+ * Brings the persisted state into this replica's breakers: at start (a restart mid-outage stays
+ * OPEN), on every NOTIFY of a change another replica persisted, and in full whenever this replica may
+ * have missed some (the LISTEN connection came back, it rejoined the cluster, or a new term of
+ * leadership began here: a new leader carries on from the persisted state). A replica whose breakers
+ * decide (the leader, or one cut off) takes only the operator's disabled flag from a notification:
+ * its own breakers are ahead of what is persisted.
  */
 @Injectable()
-export class ProviderStateSync implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ProviderStateSync.name);
-  private client: Client | null = null;
-  private stopped = false;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly subscriptions = new Subscription();
+  private unlisten: Array<() => void> = [];
+  private last: Leadership | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: ProviderStateRepository,
     private readonly store: BreakerStateStore,
-    private readonly registry: ProviderRegistry,
+    private readonly breakers: ProviderBreakers,
+    private readonly leadership: BreakerLeadership,
+    private readonly listener: ListenClient,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
-    await this.connect();
+  async onModuleInit(): Promise<void> {
+    const saved = await this.repository.loadAll();
+    for (const [provider, state] of saved) this.apply(provider, state, true);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    await this.client?.end().catch(() => undefined);
-    this.client = null;
+  onApplicationBootstrap(): void {
+    this.unlisten.push(this.listener.subscribe(PROVIDER_STATE_CHANNEL, (payload) => void this.onNotification(payload)));
+    this.unlisten.push(this.listener.onReconnect(() => void this.resync('the LISTEN connection came back')));
+    this.subscriptions.add(
+      this.leadership.changes$.subscribe((now) => {
+        const before = this.last;
+        this.last = now;
+        if (!before) return;
+        if (now.scope === 'cluster' && before.scope === 'replica') void this.resync('this replica rejoined the cluster');
+        else if (now.fence && now.fence.epoch !== before.fence?.epoch) void this.resync(`term ${now.fence.epoch} of leadership began here`);
+      }),
+    );
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const client = new Client({
-      connectionString: (this.dataSource.options as { url: string }).url,
-      application_name: 'session-broker-listen',
-    });
-    client.on('error', () => this.scheduleReconnect(client));
-    client.on('end', () => this.scheduleReconnect(client));
-    client.on('notification', (message) => void this.onNotification(message.payload));
+  onApplicationShutdown(): void {
+    this.subscriptions.unsubscribe();
+    for (const off of this.unlisten.splice(0)) off();
+  }
+
+  private async onNotification(payload: string): Promise<void> {
     try {
-      await client.connect();
-      await client.query(`LISTEN ${PROVIDER_STATE_CHANNEL}`);
-      this.client = client;
-    } catch (error) {
-      this.logger.warn(`cannot listen for other replicas' breaker changes yet: ${(error as Error).message}`);
-      this.scheduleReconnect(client);
-    }
-  }
-
-  private scheduleReconnect(client: Client): void {
-    if (this.stopped || this.reconnectTimer) return;
-    if (this.client === client) this.client = null;
-    void client.end().catch(() => undefined);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      void this.connect().then(() => this.resync());
-    }, RECONNECT_MS);
-  }
-
-  private async onNotification(payload: string | undefined): Promise<void> {
-    try {
-      const { provider, origin } = JSON.parse(payload ?? '{}') as { provider?: string; origin?: string };
-      if (!provider || origin === this.store.origin || !this.registry.has(provider)) return;
-      const saved = await this.store.load(provider);
-      if (saved) this.registry.adopt(provider, saved.snapshot, saved.disabled, saved.disabledReason);
+      const { provider, origin } = JSON.parse(payload) as { provider?: string; origin?: string };
+      if (!provider || origin === this.store.origin || !this.breakers.has(provider)) return;
+      const saved = await this.repository.load(provider);
+      if (saved) this.apply(provider, saved, !this.leadership.decidesHere);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not adopt a breaker change from another replica');
     }
   }
 
-  /** After a reconnect, anything missed meanwhile is read back. */
-  private async resync(): Promise<void> {
-    if (!this.client) return;
-    const saved = await this.store.loadAll().catch(() => new Map());
-    for (const [provider, state] of saved)
-      if (this.registry.has(provider)) this.registry.adopt(provider, state.snapshot, state.disabled, state.disabledReason);
+  private async resync(why: string): Promise<void> {
+    try {
+      const saved = await this.repository.loadAll();
+      for (const [provider, state] of saved) if (this.breakers.has(provider)) this.apply(provider, state, true);
+      this.logger.log(`breaker state re-read from the database: ${why}`);
+    } catch (error) {
+      this.logger.warn(`breaker state not re-read (${why}): ${(error as Error).message}`);
+    }
+  }
+
+  private apply(provider: string, state: SavedProviderState, withSnapshot: boolean): void {
+    if (!this.breakers.has(provider)) return;
+    this.breakers.setDisabled(provider, state.disabled, state.disabledReason);
+    if (withSnapshot && state.snapshot) this.breakers.get(provider).adopt(state.snapshot);
   }
 }

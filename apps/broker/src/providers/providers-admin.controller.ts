@@ -3,9 +3,11 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { AdminTokenGuard } from '../accounts';
 import { unknownProvider } from '../common/problem';
 import { CpaasHealthDto, DisableProviderDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { BreakerStateStore } from './breaker-state.store';
+import { BreakerLeadership } from './cluster/breaker-leadership';
 import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
-import { ProviderRegistry } from './provider-registry';
+import { ProviderBreakers } from './provider-breakers';
 
 @ApiTags('admin')
 @ApiBearerAuth('admin-token')
@@ -13,7 +15,9 @@ import { ProviderRegistry } from './provider-registry';
 @Controller('v1/admin/providers')
 export class ProvidersAdminController {
   constructor(
-    private readonly registry: ProviderRegistry,
+    private readonly breakers: ProviderBreakers,
+    private readonly store: BreakerStateStore,
+    private readonly leadership: BreakerLeadership,
     private readonly pool: PoolUsage,
     private readonly numberImport: NumberImport,
   ) {}
@@ -33,7 +37,9 @@ export class ProvidersAdminController {
   @ApiOkResponse({ type: CpaasHealthDto })
   list(): CpaasHealthDto {
     return {
-      providers: this.registry.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name))),
+      providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), this.leadership.current)),
+      replica: this.leadership.replica,
+      leader: this.leadership.current.leader,
       timestamp: new Date().toISOString(),
     };
   }
@@ -44,8 +50,7 @@ export class ProvidersAdminController {
   @ApiOkResponse({ type: ProviderHealthDto })
   async disable(@Param('name') name: string, @Body() body: DisableProviderDto): Promise<ProviderHealthDto> {
     this.known(name);
-    await this.registry.setDisabled(name, true, body.reason ?? null);
-    return ProviderHealthDto.from(this.registry.health(name), this.pool.of(name));
+    return this.setDisabled(name, true, body.reason ?? null);
   }
 
   @Post(':name/enable')
@@ -54,11 +59,17 @@ export class ProvidersAdminController {
   @ApiOkResponse({ type: ProviderHealthDto })
   async enable(@Param('name') name: string): Promise<ProviderHealthDto> {
     this.known(name);
-    await this.registry.setDisabled(name, false, null);
-    return ProviderHealthDto.from(this.registry.health(name), this.pool.of(name));
+    return this.setDisabled(name, false, null);
+  }
+
+  /** Persisted (and announced to the other replicas) first, then applied here. */
+  private async setDisabled(name: string, disabled: boolean, reason: string | null): Promise<ProviderHealthDto> {
+    await this.store.saveDisabled(name, disabled, reason);
+    this.breakers.setDisabled(name, disabled, reason);
+    return ProviderHealthDto.from(this.breakers.health(name), this.pool.of(name), this.leadership.current);
   }
 
   private known(name: string): void {
-    if (!this.registry.has(name)) throw unknownProvider(name);
+    if (!this.breakers.has(name)) throw unknownProvider(name);
   }
 }

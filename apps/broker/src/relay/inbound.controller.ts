@@ -1,10 +1,11 @@
 import { Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { isInvalidWebhookError, type CpaasProvider, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
+import { isInvalidWebhookError, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
 import type { RawBodyRequest } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { ProblemException, ValidationProblem, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import type { ProviderWebhooks } from '../providers/provider-adapters';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { RelayService } from './relay.service';
 
@@ -65,9 +66,13 @@ export class InboundController {
     send(res, answer.answer);
   }
 
-  private verified(name: string, route: WebhookRoute, req: RawBodyRequest<Request>): { provider: CpaasProvider; webhook: WebhookRequest } {
+  private verified(
+    name: string,
+    route: WebhookRoute,
+    req: RawBodyRequest<Request>,
+  ): { provider: ProviderWebhooks; webhook: WebhookRequest } {
     if (!this.registry.has(name)) throw unknownProvider(name);
-    const provider = this.registry.adapter(name);
+    const provider = this.registry.webhooks(name);
     const webhook: WebhookRequest = {
       url: `${this.config.publicUrl ?? ownOrigin(req)}${req.originalUrl}`,
       method: req.method,

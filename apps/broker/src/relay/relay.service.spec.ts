@@ -36,7 +36,7 @@ class ScriptedProvider {
       },
     };
     const registry = {
-      adapter: () => adapter,
+      webhooks: () => adapter,
       call: (_name: string, _operation: string, _probe: boolean, run: (p: typeof adapter) => Promise<unknown>) => run(adapter),
       record: (_name: string, operation: string, _probe: boolean, outcome: { ok: boolean }) => {
         this.recorded.push({ operation, ok: outcome.ok });

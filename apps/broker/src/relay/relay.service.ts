@@ -54,7 +54,7 @@ export class RelayService {
     if (interaction.status === 'pending') await this.attempt(interaction.id);
     const current = await this.interactions.get(interaction.id);
     const kind = current.status === 'pending' ? 'queued' : 'relayed';
-    return { kind: 'answer', answer: this.registry.adapter(provider).smsAnswer({ kind, interactionId: current.id }) };
+    return { kind: 'answer', answer: this.registry.webhooks(provider).smsAnswer({ kind, interactionId: current.id }) };
   }
 
   /**
@@ -226,13 +226,13 @@ export class RelayService {
     await this.interactions.recordCall({ sessionId: session.id, from: event.from, to, eventId: event.eventId, callId: event.callId });
     return {
       kind: 'answer',
-      answer: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
+      answer: this.registry.webhooks(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
     };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {
     const reply = this.config.sessions.outOfSessionReply;
-    const adapter = this.registry.adapter(provider);
+    const adapter = this.registry.webhooks(provider);
     if (reply === 'reject') {
       const answer = adapter.noSessionAnswer(event.channel);
       return answer ? { kind: 'answer', answer } : { kind: 'no-session' };

@@ -1,5 +1,6 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
 import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
+import { ClusterLease1796080000000 } from './1796080000000-ClusterLease';
 import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdempotency';
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
@@ -13,4 +14,5 @@ export const MIGRATIONS: Function[] = [
   WebhookSecretAtCreation1796073688584,
   AbuseLimits1796075770535,
   CrashSafeIdempotency1796076857806,
+  ClusterLease1796080000000,
 ];

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
+import { ListenClient } from '../../database/listen-client';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
 import { DeliveryWorker } from './delivery-worker';
@@ -21,6 +22,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(CLOCK) clock: Clock,
     @Inject(WebhookSecrets) secrets: WebhookSecrets,
+    listener: ListenClient,
   ) {
     const n = config.notifications;
     this.sender = new WebhookSender({
@@ -37,7 +39,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
       clock,
       settings: workerSettings(n),
       logger: { log: (m) => logger.log(m), warn: (m) => logger.warn(m) },
-      listenUrl: (dataSource.options as { url?: string }).url,
+      listener,
     });
   }
 

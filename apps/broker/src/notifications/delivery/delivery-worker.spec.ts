@@ -9,6 +9,7 @@ import { constructEvent } from '@app/sdk';
 import { createTestDatabase, type TestDatabase, ManualClock, WebhookReceiver } from '@app/testing';
 import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
+import { ListenClient } from '../../database/listen-client';
 import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
@@ -37,14 +38,18 @@ describe('DeliveryWorker', () => {
   let settings: NotificationSettings;
   let secrets: WebhookSecrets;
   let outbox: EventOutbox;
+  let listener: ListenClient;
   const workers: DeliveryWorker[] = [];
   const senders: WebhookSender[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 10 })).initialize();
+    listener = new ListenClient(db.url);
+    await listener.start();
   });
   afterAll(async () => {
+    await listener.stop();
     await dataSource.destroy();
     await db.drop();
   });
@@ -83,7 +88,7 @@ describe('DeliveryWorker', () => {
       settings: { ...workerSettings(s), lingerMs: 0 },
       logger: quiet,
       random,
-      listenUrl: db.url,
+      listener,
     });
     workers.push(w);
     return w;

@@ -8,8 +8,8 @@
  * `whenIdle`) with a clock they move by hand.
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
+import type { ChannelListener } from '../../database/listen-client';
 import type { Clock } from '@app/clock';
 import { DELIVERY_CHANNEL, DeliveryStore, type AcquiredEndpoint } from './delivery-store';
 import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
@@ -34,8 +34,8 @@ export interface DeliveryWorkerDeps {
   readonly settings: WorkerSettings;
   readonly logger: WorkerLogger;
   readonly random?: () => number;
-  /** Connection string for LISTEN; without it the worker relies on polling. */
-  readonly listenUrl?: string;
+  /** The replica's LISTEN connection (it reconnects by itself); without it the worker relies on polling. */
+  readonly listener?: ChannelListener;
 }
 
 export class DeliveryWorker {
@@ -48,7 +48,7 @@ export class DeliveryWorker {
   private cycleWanted = false;
   private pollTimer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
-  private listener: Client | null = null;
+  private unlisten: (() => void) | null = null;
   private running = false;
   private stopped = false;
 
@@ -60,7 +60,13 @@ export class DeliveryWorker {
   async start(): Promise<void> {
     if (this.running || this.stopped) return;
     this.running = true;
-    await this.listen();
+    const listener = this.deps.listener;
+    if (listener) {
+      const unsubscribe = listener.subscribe(DELIVERY_CHANNEL, (url) => this.onRecorded(url));
+      // Deliveries recorded while the connection was down were announced to nobody.
+      const unwatch = listener.onReconnect(() => void this.runOnce());
+      this.unlisten = () => (unsubscribe(), unwatch());
+    }
     this.schedulePoll();
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(50, Math.floor(this.deps.settings.leaseMs / 3)));
     void this.runOnce();
@@ -75,9 +81,8 @@ export class DeliveryWorker {
     this.pollTimer = this.heartbeatTimer = null;
     await this.cycles;
     await Promise.all([...this.lanes.values()].map((lane) => lane.stop()));
-    const listener = this.listener;
-    this.listener = null;
-    await listener?.end().catch(() => undefined);
+    this.unlisten?.();
+    this.unlisten = null;
   }
 
   /** Runs one cycle (or joins the next one): resolves once a cycle that started after this call is done. */
@@ -165,10 +170,7 @@ export class DeliveryWorker {
   private schedulePoll(): void {
     if (this.stopped) return;
     this.pollTimer = setTimeout(() => {
-      void this.runOnce().finally(() => {
-        if (!this.listener) void this.listen();
-        this.schedulePoll();
-      });
+      void this.runOnce().finally(() => this.schedulePoll());
     }, this.deps.settings.pollIntervalMs);
   }
 
@@ -179,30 +181,6 @@ export class DeliveryWorker {
       await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs);
     } catch (error) {
       this.deps.logger.warn(`could not renew webhook endpoint leases: ${(error as Error).message}`);
-    }
-  }
-
-  /** LISTEN for recorded deliveries; on failure the poll still finds them, and the next poll listens again. */
-  private async listen(): Promise<void> {
-    if (!this.deps.listenUrl || this.stopped || this.listener) return;
-    const client = new Client({ connectionString: this.deps.listenUrl, application_name: 'session-broker-webhooks' });
-    this.listener = client;
-    client.on('notification', (message) => {
-      if (message.channel === DELIVERY_CHANNEL && message.payload) this.onRecorded(message.payload);
-    });
-    client.on('error', (error) => {
-      this.deps.logger.warn(`webhook LISTEN connection failed: ${error.message}`);
-      if (this.listener === client) this.listener = null;
-      void client.end().catch(() => undefined);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
-      if (this.stopped) await client.end();
-    } catch (error) {
-      this.deps.logger.warn(`could not LISTEN for recorded webhooks (polling only): ${(error as Error).message}`);
-      if (this.listener === client) this.listener = null;
-      await client.end().catch(() => undefined);
     }
   }
 }

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import type { BreakerScope, Leadership } from '../cluster/breaker-leadership';
 import type { ProviderPoolUsage } from '../pool-usage';
-import type { ProviderHealth, ProviderTransition } from '../provider-registry';
+import type { ProviderHealth, ProviderTransition } from '../provider-breakers';
 
 export class ProviderHealthDto {
   @ApiProperty({ example: 'primary' })
@@ -56,7 +57,21 @@ export class ProviderHealthDto {
   })
   pool: { total: number; enabled: number; inUse: number };
 
-  static from(health: ProviderHealth, usage: ProviderPoolUsage): ProviderHealthDto {
+  @ApiProperty({
+    enum: ['cluster', 'replica'],
+    description:
+      '`cluster`: this replica follows the one breaker the cluster shares. `replica`: it cannot reach the database and decides on its own breaker until it can.',
+  })
+  scope: BreakerScope;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The replica that leads the breakers (health checks, transitions); null when none is known.',
+  })
+  leader: string | null;
+
+  static from(health: ProviderHealth, usage: ProviderPoolUsage, leadership: Leadership): ProviderHealthDto {
     const s = health.status;
     return {
       name: health.name,
@@ -75,6 +90,8 @@ export class ProviderHealthDto {
       probeSuccesses: s.probeSuccesses,
       activeSessions: usage.activeSessions,
       pool: usage.pool,
+      scope: leadership.scope,
+      leader: leadership.leader,
     };
   }
 }
@@ -82,6 +99,12 @@ export class ProviderHealthDto {
 export class CpaasHealthDto {
   @ApiProperty({ type: [ProviderHealthDto] })
   providers: ProviderHealthDto[];
+
+  @ApiProperty({ description: 'The replica that answered.' })
+  replica: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The replica that leads the breakers; null when none is known.' })
+  leader: string | null;
 
   @ApiProperty({ example: '2026-07-15T12:15:35.907Z' })
   timestamp: string;

@@ -1,0 +1,136 @@
+/**
+ * Where a provider call's outcome goes (docs/operations.md). On the leader, and on a replica cut off from the
+ * database, straight into the local breaker. On any other replica into a small in-memory batch that
+ * goes to the leader in one NOTIFY after BREAKER_OUTCOME_BATCH_MS (the leader feeds it to its
+ * breakers, so the 5th consecutive failure cluster-wide trips). Recording never waits: the create that
+ * made the call has already answered, or answers without any database statement of ours.
+ */
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Outcome } from '@app/circuit-breaker';
+import { Subject, type Observable, type SchedulerLike } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { BROKER_CONFIG, type BrokerConfig } from '../../config';
+import { ListenClient } from '../../database/listen-client';
+import { BREAKER_SCHEDULER, ProviderBreakers } from '../provider-breakers';
+import { BreakerLeadership } from './breaker-leadership';
+
+/** Replicas NOTIFY their outcomes here; only the leader acts on them. */
+export const BREAKER_OUTCOME_CHANNEL = 'broker_breaker_outcomes';
+
+/** Outcomes per NOTIFY: well under PostgreSQL's 8000-byte payload with reasons cut to 200 characters. */
+const MAX_BATCH = 25;
+const MAX_REASON = 200;
+
+/** [provider, kind, probe, durationMs or reason]: compact, since a NOTIFY payload is small. */
+type WireOutcome = [string, 's' | 'f', 0 | 1, number | string];
+
+interface WireBatch {
+  from: string;
+  /** When the batch was sent (the sender's breaker clock), for measuring the delay to the leader. */
+  at: number;
+  o: WireOutcome[];
+}
+
+@Injectable()
+export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(BreakerOutcomes.name);
+  private pending: WireOutcome[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private sending: Promise<void> = Promise.resolve();
+  private unlisten: (() => void) | null = null;
+  private readonly receivedSubject = new Subject<{ from: string; sentAt: number; count: number }>();
+  /** Each batch the leader took in (for the delay benchmark and tests). */
+  readonly received$: Observable<{ from: string; sentAt: number; count: number }> = this.receivedSubject.asObservable();
+  private readonly batchMs: number;
+
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly listener: ListenClient,
+    private readonly breakers: ProviderBreakers,
+    private readonly leadership: BreakerLeadership,
+    @Inject(BREAKER_SCHEDULER) private readonly scheduler: SchedulerLike,
+  ) {
+    this.batchMs = config.breaker.outcomeBatchMs;
+  }
+
+  onApplicationBootstrap(): void {
+    this.unlisten = this.listener.subscribe(BREAKER_OUTCOME_CHANNEL, (payload) => this.onBatch(payload));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.unlisten?.();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.flush();
+    await this.sending;
+    this.receivedSubject.complete();
+  }
+
+  record(provider: string, outcome: Outcome): void {
+    if (this.leadership.decidesHere) {
+      this.breakers.get(provider).record(outcome);
+      return;
+    }
+    // Health checks run on the leader only, so a follower forwards call outcomes alone.
+    if (outcome.kind === 'success') this.pending.push([provider, 's', outcome.probe === false ? 0 : 1, outcome.durationMs ?? 0]);
+    else if (outcome.kind === 'failure')
+      this.pending.push([provider, 'f', outcome.probe === false ? 0 : 1, outcome.reason.slice(0, MAX_REASON)]);
+    else {
+      this.breakers.get(provider).record(outcome);
+      return;
+    }
+    if (this.pending.length >= MAX_BATCH) this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.flush();
+      }, this.batchMs);
+    }
+  }
+
+  /** Sends what is pending now; a batch that cannot be sent is recorded here (the replica is cut off). */
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    const payload: WireBatch = { from: this.leadership.replica, at: this.scheduler.now(), o: batch };
+    this.sending = this.sending
+      .then(() => this.dataSource.query('SELECT pg_notify($1, $2)', [BREAKER_OUTCOME_CHANNEL, JSON.stringify(payload)]))
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.logger.warn(`outcomes not sent to the breaker leader (${(error as Error).message}); recording them here`);
+          this.leadership.noteUnreachable();
+          this.apply(batch);
+        },
+      );
+  }
+
+  private onBatch(payload: string): void {
+    if (!this.leadership.current.fence) return;
+    let batch: WireBatch;
+    try {
+      batch = JSON.parse(payload) as WireBatch;
+    } catch {
+      return;
+    }
+    if (batch.from === this.leadership.replica || !Array.isArray(batch.o)) return;
+    this.apply(batch.o);
+    this.receivedSubject.next({ from: batch.from, sentAt: batch.at, count: batch.o.length });
+  }
+
+  private apply(outcomes: WireOutcome[]): void {
+    for (const [provider, kind, probe, detail] of outcomes) {
+      if (!this.breakers.has(provider)) continue;
+      this.breakers
+        .get(provider)
+        .record(
+          kind === 's'
+            ? { kind: 'success', durationMs: Number(detail), probe: probe === 1 }
+            : { kind: 'failure', reason: String(detail), probe: probe === 1 },
+        );
+    }
+  }
+}

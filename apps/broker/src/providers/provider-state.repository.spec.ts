@@ -1,0 +1,105 @@
+/**
+ * The breaker leader's lease and its fencing on a real PostgreSQL (docs/operations.md): one holder at a time,
+ * a takeover only once the lease ran out (by the database's clock), the epoch grows with each new
+ * holder, and a write under a former leader's fence is dropped whole.
+ */
+import { DataSource } from 'typeorm';
+import { CircuitBreaker, telephonyPolicy, type BreakerTransition } from '@app/circuit-breaker';
+import { brokerDataSourceOptions } from '@app/database';
+import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { ENTITIES } from '../database/entities';
+import { BREAKER_LEASE, ProviderStateRepository } from './provider-state.repository';
+
+const LONG = 60_000;
+
+describe('ProviderStateRepository: the breaker lease', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let repository: ProviderStateRepository;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 3 })).initialize();
+    repository = new ProviderStateRepository(dataSource);
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  const open = (): { transition: BreakerTransition; snapshot: ReturnType<CircuitBreaker['toJSON']> } => {
+    const breaker = new CircuitBreaker(telephonyPolicy());
+    for (let i = 0; i < 5; i++) breaker.record({ kind: 'failure', reason: 'HTTP 503' });
+    const snapshot = breaker.toJSON();
+    breaker.dispose();
+    return {
+      transition: { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: snapshot.since, lastError: 'HTTP 503' },
+      snapshot,
+    };
+  };
+  const transitions = async (): Promise<number> =>
+    ((await dataSource.query('SELECT count(*)::int AS n FROM breaker_transitions')) as Array<{ n: number }>)[0].n;
+
+  it('lets one holder at a time lead, moves on only once the lease ran out, and drops a former leader’s writes', async () => {
+    expect(await repository.claimLease(BREAKER_LEASE, 'a', LONG)).toEqual({ holder: 'a', epoch: 1, live: true });
+    // B cannot take a live lease; A renews in the same term.
+    expect(await repository.claimLease(BREAKER_LEASE, 'b', LONG)).toEqual({ holder: 'a', epoch: 1, live: true });
+    expect(await repository.claimLease(BREAKER_LEASE, 'a', LONG)).toEqual({ holder: 'a', epoch: 1, live: true });
+
+    const { transition, snapshot } = open();
+    expect(await repository.saveTransition('primary', transition, snapshot, { holder: 'a', epoch: 1 }, '{}', [])).toBe(true);
+    expect(await transitions()).toBe(1);
+
+    // A's lease runs out (a renewal of 0 ms stands for a leader that stopped renewing): B takes over, term 2.
+    await repository.claimLease(BREAKER_LEASE, 'a', 0);
+    expect(await repository.claimLease(BREAKER_LEASE, 'b', LONG)).toEqual({ holder: 'b', epoch: 2, live: true });
+
+    // A, still believing it leads, writes: dropped whole (no history row, no snapshot, no hook run).
+    let hooked = 0;
+    const hook = async (): Promise<void> => void (hooked += 1);
+    const stale = { ...transition, reason: 'from the former leader' };
+    expect(await repository.saveTransition('primary', stale, snapshot, { holder: 'a', epoch: 1 }, '{}', [hook])).toBe(false);
+    expect(await repository.saveSnapshot('primary', { ...snapshot, healthPasses: 4 }, { holder: 'a', epoch: 1 }, '{}')).toBe(false);
+    expect(hooked).toBe(0);
+    expect(await transitions()).toBe(1);
+    expect((await repository.load('primary'))?.snapshot?.healthPasses).toBe(0);
+    // A's claim now only tells it who leads.
+    expect(await repository.claimLease(BREAKER_LEASE, 'a', LONG)).toEqual({ holder: 'b', epoch: 2, live: true });
+
+    // B's writes land.
+    expect(await repository.saveSnapshot('primary', { ...snapshot, healthPasses: 3 }, { holder: 'b', epoch: 2 }, '{}')).toBe(true);
+    expect((await repository.load('primary'))?.snapshot?.healthPasses).toBe(3);
+
+    // B stops cleanly: A takes over at once, in a new term, and B's old fence no longer writes.
+    await repository.releaseLease(BREAKER_LEASE, 'b');
+    expect(await repository.claimLease(BREAKER_LEASE, 'a', LONG)).toEqual({ holder: 'a', epoch: 3, live: true });
+    expect(await repository.saveSnapshot('primary', snapshot, { holder: 'b', epoch: 2 }, '{}')).toBe(false);
+  });
+
+  it('holds a takeover back until a write under the current fence has committed', async () => {
+    await repository.releaseLease(BREAKER_LEASE, 'a');
+    const { epoch, holder } = await repository.claimLease(BREAKER_LEASE, 'c', 1_500);
+    expect(holder).toBe('c');
+    // A write in progress holds the lease row; a takeover that starts meanwhile waits for its commit.
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    const rows: unknown[] = await runner.query(
+      'SELECT 1 FROM cluster_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE',
+      [BREAKER_LEASE, 'c', epoch],
+    );
+    expect(rows).toHaveLength(1);
+    // C's lease runs out while its write is still open.
+    await new Promise((done) => setTimeout(done, 1_700));
+    let takenOver = false;
+    const takeover = repository.claimLease(BREAKER_LEASE, 'd', LONG).then((holder) => {
+      takenOver = true;
+      return holder;
+    });
+    await new Promise((done) => setTimeout(done, 200));
+    expect(takenOver).toBe(false);
+    await runner.commitTransaction();
+    await runner.release();
+    expect(await takeover).toEqual({ holder: 'd', epoch: epoch + 1, live: true });
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * All the SQL of the providers' shared state: each provider's breaker snapshot and disabled flag,
+ * the transition history, the breaker leader's lease, and the pool usage read for the health page.
+ * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
+ * took the lease over since (docs/operations.md).
+ */
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
+import { DataSource, type EntityManager } from 'typeorm';
+import { BreakerTransitionRecord } from './breaker-transition.entity';
+import { ProviderStateRecord } from './provider-state.entity';
+
+export interface SavedProviderState {
+  snapshot: BreakerSnapshot | null;
+  disabled: boolean;
+  disabledReason: string | null;
+}
+
+/** Who may write the cluster's breaker state: the lease holder of this epoch. */
+export interface LeaderFence {
+  readonly holder: string;
+  readonly epoch: number;
+}
+
+export interface LeaseHolder {
+  holder: string;
+  epoch: number;
+  /** False when the lease has run out and nobody renewed it yet. */
+  live: boolean;
+}
+
+export interface PoolUsageRows {
+  numbers: Array<{ provider: string; total: number; enabled: number }>;
+  perNumber: Array<{ provider: string; proxy_number_id: string; active: number }>;
+}
+
+/** Notified on every persisted change, so other replicas adopt it (see ProviderStateSync). */
+export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
+
+/** The lease of the replica that runs health checks and decides every provider's breaker. */
+export const BREAKER_LEASE = 'breaker-leader';
+
+export type TransitionHook = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<void>;
+
+@Injectable()
+export class ProviderStateRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async loadAll(): Promise<Map<string, SavedProviderState>> {
+    const rows = await this.dataSource.getRepository(ProviderStateRecord).find();
+    return new Map(rows.map((row) => [row.provider, toSaved(row)]));
+  }
+
+  async load(provider: string): Promise<SavedProviderState | undefined> {
+    const row = await this.dataSource.getRepository(ProviderStateRecord).findOne({ where: { provider } });
+    return row ? toSaved(row) : undefined;
+  }
+
+  /**
+   * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction; with a
+   * fence, nothing is written (false) unless the fence still holds the lease.
+   */
+  async saveTransition(
+    provider: string,
+    transition: BreakerTransition,
+    snapshot: BreakerSnapshot,
+    fence: LeaderFence | null,
+    notice: string,
+    hooks: readonly TransitionHook[],
+  ): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      if (fence && !(await holdsLease(manager, fence))) return false;
+      await manager.getRepository(BreakerTransitionRecord).insert({
+        provider,
+        from: transition.from,
+        to: transition.to,
+        reason: transition.reason,
+        lastError: transition.lastError,
+        at: new Date(transition.at),
+      });
+      await upsertSnapshot(manager, provider, snapshot);
+      for (const hook of hooks) await hook(provider, transition, manager);
+      await notify(manager, notice);
+      return true;
+    });
+  }
+
+  /** The leader's snapshot between transitions (a health check's count), fenced and announced. */
+  async saveSnapshot(provider: string, snapshot: BreakerSnapshot, fence: LeaderFence, notice: string): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      if (!(await holdsLease(manager, fence))) return false;
+      await upsertSnapshot(manager, provider, snapshot);
+      await notify(manager, notice);
+      return true;
+    });
+  }
+
+  async saveDisabled(provider: string, disabled: boolean, reason: string | null, notice: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `INSERT INTO provider_states (provider, snapshot, disabled, disabled_reason, updated_at) VALUES ($1, NULL, $2, $3, now())
+         ON CONFLICT (provider) DO UPDATE SET disabled = EXCLUDED.disabled, disabled_reason = EXCLUDED.disabled_reason, updated_at = now()`,
+        [provider, disabled, reason],
+      );
+      await notify(manager, notice);
+    });
+  }
+
+  async history(provider: string | undefined, limit: number, before?: string): Promise<BreakerTransitionRecord[]> {
+    const query = this.dataSource.getRepository(BreakerTransitionRecord).createQueryBuilder('t').orderBy('t.id', 'DESC').limit(limit);
+    if (provider) query.andWhere('t.provider = :provider', { provider });
+    if (before) query.andWhere('t.id < :before', { before });
+    return query.getMany();
+  }
+
+  /**
+   * Takes the lease for `ttlMs` if it is free, has run out, or is ours already (a renewal); another
+   * holder's epoch + 1 on a takeover. Answers the holder afterwards, whoever it is.
+   */
+  async claimLease(name: string, holder: string, ttlMs: number): Promise<LeaseHolder> {
+    const rows: Array<{ holder: string; epoch: string; live: boolean }> = await this.dataSource.query(
+      `WITH claimed AS (
+         INSERT INTO cluster_leases (name, holder, epoch, expires_at) VALUES ($1, $2, 1, now() + $3 * interval '1 millisecond')
+         ON CONFLICT (name) DO UPDATE SET
+           holder = EXCLUDED.holder,
+           epoch = CASE WHEN cluster_leases.holder = EXCLUDED.holder THEN cluster_leases.epoch ELSE cluster_leases.epoch + 1 END,
+           expires_at = EXCLUDED.expires_at
+         WHERE cluster_leases.holder = EXCLUDED.holder OR cluster_leases.expires_at <= now()
+         RETURNING holder, epoch, true AS live)
+       SELECT holder, epoch, live FROM claimed
+       UNION ALL
+       SELECT holder, epoch, expires_at > now() FROM cluster_leases WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+      [name, holder, ttlMs],
+    );
+    const row = rows[0];
+    return { holder: row.holder, epoch: Number(row.epoch), live: row.live };
+  }
+
+  /** Gives the lease up (a clean shutdown), so another replica need not wait for it to run out. */
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.dataSource.query(`UPDATE cluster_leases SET expires_at = now() WHERE name = $1 AND holder = $2`, [name, holder]);
+  }
+
+  async poolUsage(): Promise<PoolUsageRows> {
+    const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
+      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,
+    );
+    const perNumber: PoolUsageRows['perNumber'] = await this.dataSource.query(
+      `SELECT provider, proxy_number_id, count(*)::int AS active
+         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider, proxy_number_id`,
+    );
+    return { numbers, perNumber };
+  }
+}
+
+/** Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one. */
+async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
+  const rows: unknown[] = await manager.query(
+    `SELECT 1 FROM cluster_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`,
+    [BREAKER_LEASE, fence.holder, fence.epoch],
+  );
+  return rows.length === 1;
+}
+
+async function upsertSnapshot(manager: EntityManager, provider: string, snapshot: BreakerSnapshot): Promise<void> {
+  await manager.query(
+    `INSERT INTO provider_states (provider, snapshot, disabled, updated_at) VALUES ($1, $2, false, now())
+     ON CONFLICT (provider) DO UPDATE SET snapshot = EXCLUDED.snapshot, updated_at = now()`,
+    [provider, JSON.stringify(snapshot)],
+  );
+}
+
+async function notify(manager: EntityManager, notice: string): Promise<void> {
+  await manager.query('SELECT pg_notify($1, $2)', [PROVIDER_STATE_CHANNEL, notice]);
+}
+
+function toSaved(row: ProviderStateRecord): SavedProviderState {
+  return { snapshot: (row.snapshot as BreakerSnapshot | null) ?? null, disabled: row.disabled, disabledReason: row.disabledReason };
+}

@@ -1,0 +1,93 @@
+/**
+ * No database round trip or lock of the breaker on the path of a create (docs/operations.md): the statements a
+ * create runs are counted through TypeORM's query events, on the breaker leader and on a follower.
+ * Admission reads memory only; a follower's outcome goes to the leader in a NOTIFY sent after the
+ * create answered, off its path.
+ */
+import { DataSource } from 'typeorm';
+import { AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
+import { eventually } from './support/processes';
+
+const BREAKER_TABLES = /provider_states|cluster_leases|breaker_transitions|pg_advisory/i;
+const BREAKER_CHANNELS = ['broker_breaker_outcomes', 'broker_provider_state'];
+
+interface Statement {
+  query: string;
+  parameters: unknown[];
+}
+
+/** A statement of the breaker's: its tables, a lock, or a NOTIFY on one of its channels. */
+function breakers(statements: Statement[]): string[] {
+  return statements
+    .filter(
+      (s) =>
+        BREAKER_TABLES.test(s.query) || (/pg_notify/.test(s.query) && s.parameters.some((p) => BREAKER_CHANNELS.includes(p as string))),
+    )
+    .map((s) => s.query);
+}
+
+describe('the statements of a create', () => {
+  let sim: SimulatorHarness;
+  let leader: BrokerHarness;
+  let follower: BrokerHarness;
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    // Long intervals: no lease claim, pool-usage read, sweep, relay retry or webhook poll runs in the
+    // background while a create is counted.
+    const env = {
+      ...AUTH_ENV,
+      BREAKER_HEALTH_INTERVAL_MS: '3600000',
+      POOL_USAGE_REFRESH_MS: '0',
+      SESSION_SWEEP_INTERVAL_MS: '3600000',
+      RELAY_RETRY_INTERVAL_MS: '3600000',
+      WEBHOOK_POLL_INTERVAL_MS: '3600000',
+    };
+    leader = await startBroker(env, { sim });
+    follower = await startBroker(env, { sim, db: leader.db });
+  });
+  afterAll(async () => {
+    await follower?.app.close();
+    await leader?.close();
+    await sim?.app.close();
+  });
+
+  /** Every statement `broker` runs while `work` runs, and a way to read the ones after. */
+  async function statementsOf(
+    broker: BrokerHarness,
+    work: () => Promise<unknown>,
+  ): Promise<{ during: Statement[]; all: () => Statement[] }> {
+    const seen: Statement[] = [];
+    let done = false;
+    const during: Statement[] = [];
+    broker.app.get(DataSource).subscribers.push({
+      afterQuery: (event: { query: string; parameters?: unknown[] }) => {
+        const statement = { query: event.query, parameters: event.parameters ?? [] };
+        seen.push(statement);
+        if (!done) during.push(statement);
+      },
+    } as never);
+    await work();
+    done = true;
+    return { during, all: () => seen };
+  }
+
+  it('runs the same statements on the leader and on a follower, none of them the breaker’s', async () => {
+    await createSession(leader.url, sessionBody(freshPair())).expect(201); // warm both paths once
+    await createSession(follower.url, sessionBody(freshPair())).expect(201);
+
+    const onLeader = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));
+    const onFollower = await statementsOf(follower, () => createSession(follower.url, sessionBody(freshPair())).expect(201));
+
+    expect(onLeader.during.length).toBeGreaterThan(0);
+    expect(breakers(onLeader.during)).toEqual([]);
+    expect(breakers(onFollower.during)).toEqual([]);
+    // Admission added nothing on the follower: the same statements, in the same number, as on the leader.
+    expect(onFollower.during.length).toBe(onLeader.during.length);
+
+    // The follower's outcome leaves afterwards, in one NOTIFY of a batch.
+    await eventually(async () => breakers(onFollower.all()).length > 0, 100, 50);
+    expect(breakers(onFollower.all())).toEqual(['SELECT pg_notify($1, $2)']);
+  });
+});
