@@ -17,6 +17,11 @@ interface Statement {
   parameters: unknown[];
 }
 
+/** The follower's outcome batch on its timer: sent after the bind, never awaited by the create. */
+function isOutcomeBatch(s: Statement): boolean {
+  return /pg_notify/.test(s.query) && s.parameters.includes('broker_breaker_outcomes');
+}
+
 /** A statement of the breaker's: its tables, a lock, or a NOTIFY on one of its channels. */
 function breakers(statements: Statement[]): string[] {
   return statements
@@ -43,6 +48,9 @@ describe('the statements of a create', () => {
       SESSION_SWEEP_INTERVAL_MS: '3600000',
       RELAY_RETRY_INTERVAL_MS: '3600000',
       WEBHOOK_POLL_INTERVAL_MS: '3600000',
+      // The follower's outcome leaves on the batch timer, not awaited by the create; the longest batch keeps it
+      // out of the counted window unless the machine is so loaded that a create takes a second.
+      BREAKER_OUTCOME_BATCH_MS: '1000',
     };
     leader = await startBroker(env, { sim });
     follower = await startBroker(env, { sim, db: leader.db });
@@ -82,12 +90,13 @@ describe('the statements of a create', () => {
 
     expect(onLeader.during.length).toBeGreaterThan(0);
     expect(breakers(onLeader.during)).toEqual([]);
-    expect(breakers(onFollower.during)).toEqual([]);
+    const followerPath = onFollower.during.filter((s) => !isOutcomeBatch(s));
+    expect(breakers(followerPath)).toEqual([]);
     // Admission added nothing on the follower: the same statements, in the same number, as on the leader.
-    expect(onFollower.during.length).toBe(onLeader.during.length);
+    expect(followerPath.length).toBe(onLeader.during.length);
 
     // The follower's outcome leaves afterwards, in one NOTIFY of a batch.
-    await eventually(async () => breakers(onFollower.all()).length > 0, 100, 50);
+    await eventually(async () => breakers(onFollower.all()).length > 0, 100, 100);
     expect(breakers(onFollower.all())).toEqual(['SELECT pg_notify($1, $2)']);
   });
 });

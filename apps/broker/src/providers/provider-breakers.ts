@@ -205,7 +205,7 @@ export class ProviderBreakers implements OnApplicationShutdown {
   }
 }
 
-/** Each provider's breaker (telephony-failover.txt), from the BREAKER_* settings. */
+/** Each provider's breaker (docs/design.md#provider-breaker), from the BREAKER_* settings. */
 export function providerBreakerPolicy(b: BreakerSettings): BreakerPolicy {
   return telephonyPolicy({
     consecutiveFailures: b.consecutiveFailures,
