@@ -1,9 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem';
-import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { checkPhoneNumber, countryOf } from './phone-number-check';
 
@@ -14,44 +12,28 @@ interface AccountDestinations {
   pool_numbers: string[] | null;
   /** Participants that are proxy numbers themselves. */
   pool_participants: string[] | null;
-  /** Active sessions of this account per participant number (only numbers that have some). */
-  held: Record<string, number> | null;
 }
 
 /**
  * The toll-fraud guard: a participant must be a valid number for its country, able to
  * receive SMS in an SMS session, not special-rate unless the account is allowed those, in one of
  * the account's allowed countries (default: the countries of the pool's numbers), and not one of
- * the broker's own proxy numbers (two sessions could feed each other); and fair use of the shared
- * pool: at most SESSION_PARTICIPANT_LIMIT active sessions of one account per participant number
- * (checked before the reservation, so concurrent creates may pass it by a few). One query per create.
+ * the broker's own proxy numbers (two sessions could feed each other). One query per create. (Fair
+ * use of the shared pool is checked inside the reservation: SessionAllocator.)
  */
 @Injectable()
 export class DestinationPolicy {
   /** Country per pool number: the pool is operator-made and small, and a number's country never changes. */
   private readonly countries = new Map<string, string | undefined>();
 
-  private readonly participantLimit: number;
-
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    @Inject(BROKER_CONFIG) config: BrokerConfig,
-    private readonly metrics: BrokerMetrics,
-  ) {
-    this.participantLimit = config.sessions.participantLimit;
-    metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
-  }
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async assertAllowed(accountId: string, channel: Channel, participants: readonly string[]): Promise<void> {
     const rows: AccountDestinations[] = await this.dataSource.query(
       `SELECT a.allowed_countries, a.allow_special_rate,
               CASE WHEN a.allowed_countries IS NULL
                    THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn) END AS pool_numbers,
-              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants,
-              (SELECT json_object_agg(h.number, h.n) FROM (
-                 SELECT sp.number, count(*) AS n FROM session_participants sp JOIN sessions s ON s.id = sp.session_id
-                  WHERE sp.active AND sp.number = ANY($2::text[]) AND sp.expires_at > now() AND s.account_id = $1
-                  GROUP BY sp.number) h) AS held
+              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants
          FROM accounts a WHERE a.id = $1`,
       [accountId, participants],
     );
@@ -72,19 +54,6 @@ export class DestinationPolicy {
           verdict.country,
         );
     });
-    for (const number of participants) {
-      const held = Number(account.held?.[number] ?? 0);
-      if (held >= this.participantLimit) {
-        this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
-        throw new ProblemException(
-          429,
-          'Participant limit reached',
-          `This account already holds ${held} active sessions with ${number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.participantLimit}), so that one account cannot take every proxy number a person can be reached on. Close one, or wait for one to expire.`,
-          'participant-limit',
-          { number, limit: this.participantLimit },
-        );
-      }
-    }
   }
 
   private countryOf(number: string): string | undefined {

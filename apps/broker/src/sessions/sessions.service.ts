@@ -13,7 +13,7 @@ import { DestinationPolicy } from '../destinations/destination-policy';
 import { SessionEvents } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
-import { PoolExhaustedError, SessionAllocator } from './session-allocator';
+import { ParticipantLimitError, PoolExhaustedError, SessionAllocator } from './session-allocator';
 import { Session } from './session.entity';
 
 interface Attempt {
@@ -46,6 +46,7 @@ export class SessionsService {
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
     await this.destinations.assertAllowed(accountId, body.channel, participants);
     const attempts: Attempt[] = [];
+    let overLimit: ParticipantLimitError | undefined;
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
       let reservation: Session;
@@ -63,7 +64,8 @@ export class SessionsService {
           }),
         );
       } catch (error) {
-        if (!(error instanceof PoolExhaustedError)) throw error;
+        if (error instanceof ParticipantLimitError) overLimit = error;
+        else if (!(error instanceof PoolExhaustedError)) throw error;
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
@@ -93,6 +95,10 @@ export class SessionsService {
       }
       attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
+    }
+    if (overLimit && attempts.every((a) => a.outcome === 'pool exhausted')) {
+      this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
+      throw this.failed(participantLimit(overLimit));
     }
     throw this.failed(noProvider(attempts));
   }
@@ -229,6 +235,16 @@ export class SessionsService {
 
 function notFound(): ProblemException {
   return new ProblemException(404, 'Session not found', 'No session with this id exists for your account.', 'session-not-found');
+}
+
+function participantLimit(error: ParticipantLimitError): ProblemException {
+  return new ProblemException(
+    429,
+    'Participant limit reached',
+    `This account already holds ${error.held} active sessions with ${error.number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${error.limit}), so that one account cannot take every proxy number a person can be reached on. Close one, wait for one to expire, or ask an operator for numbers dedicated to this account.`,
+    'participant-limit',
+    { number: error.number, limit: error.limit },
+  );
 }
 
 function noProvider(attempts: Attempt[]): ProblemException {

@@ -1,4 +1,5 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
+import { DedicatedNumbers1796082780206 } from './1796082780206-DedicatedNumbers';
 import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
 import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdempotency';
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
@@ -13,4 +14,5 @@ export const MIGRATIONS: Function[] = [
   WebhookSecretAtCreation1796073688584,
   AbuseLimits1796075770535,
   CrashSafeIdempotency1796076857806,
+  DedicatedNumbers1796082780206,
 ];
