@@ -68,6 +68,24 @@ function openStream(
   });
 }
 
+/** GET `path` with `Authorization: Bearer <key>` from `localAddress`. */
+function getFrom(
+  url: string,
+  localAddress: string,
+  key: string,
+  path = '/v1/sessions?limit=1',
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { localAddress, headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('hostile input against the running broker', () => {
   let broker: BrokerHarness;
   let port: number;
@@ -393,6 +411,8 @@ describe('hostile input against the running broker', () => {
         RATE_LIMIT_CREATES_BURST: '3',
         RATE_LIMIT_READS_PER_SECOND: '0.01',
         RATE_LIMIT_READS_BURST: '5',
+        RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '0.01',
+        RATE_LIMIT_AUTH_FAILURES_BURST: '20',
       });
     }, 60_000);
     afterAll(() => limited?.close());
@@ -421,6 +441,27 @@ describe('hostile input against the running broker', () => {
       const metrics = await (await fetch(`${limited.url}/metrics`)).text();
       expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_creates_burst"\} 3$/m);
       expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_creates"\} 2$/m);
+    });
+
+    it('throttles wrong API keys per client address: 429 with Retry-After once the burst is spent, a right key from elsewhere unaffected', async () => {
+      const statuses = [];
+      for (let i = 0; i < 30; i++) statuses.push((await getFrom(limited.url, '127.0.0.1', `sk_wrong_${i}_aaaaaaaaaaaaaaaa`)).status);
+      expect(statuses).toEqual([...Array(20).fill(401), ...Array(10).fill(429)]);
+      const refused = await getFrom(limited.url, '127.0.0.1', 'sk_wrong_again_aaaaaaaaaaaaaaaa');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(JSON.parse(refused.body)).toMatchObject({
+        type: '/problems/rate-limited',
+        detail: expect.stringContaining('RATE_LIMIT_AUTH_FAILURES_BURST'),
+      });
+      // A wrong admin token from that address is refused the same way; the right key from another address is not.
+      expect((await getFrom(limited.url, '127.0.0.1', 'wrong-admin-token', '/v1/admin/accounts')).status).toBe(429);
+      expect((await getFrom(limited.url, '127.0.0.2', OTHER_API_KEY)).status).toBe(200);
+      expect((await getFrom(limited.url, '127.0.0.2', 'sk_one_wrong_key_aaaaaaaaaaaaaaaa')).status).toBe(401);
+
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_auth_failures_burst"\} 20$/m);
+      expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_auth_failures"\} 12$/m);
     });
   });
 
