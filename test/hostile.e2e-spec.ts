@@ -312,7 +312,8 @@ describe('hostile input against the running broker', () => {
       expect(sessions.filter((x) => x.participants.some((p) => p.number === '+2348099000002'))).toHaveLength(3);
     });
     it('holds under the worst interleaving too: 12 reservations at once, each trying a different number first', async () => {
-      // Straight to the reservation, so no two pick the same number and meet on the pool rule's index.
+      // Straight to the reservation, so no two pick the same number and meet on the pool rule's index: only the
+      // limit's own index stands between them.
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
       const { numbers } = (await (await fetch(`${broker.url}/v1/admin/numbers?provider=primary`, { headers: admin })).json()) as {
         numbers: Array<{ id: string }>;
@@ -322,24 +323,39 @@ describe('hostile input against the running broker', () => {
       };
       const accountId = accounts.find((a) => a.apiKeys.some((k) => API_KEY.startsWith(k.prefix)))!.id;
       const reservations = broker.app.get(SessionReservationRepository);
-      const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => {
-          const participants: [string, string] = ['+2348099000004', `+23480300009${String(i).padStart(2, '0')}`];
-          return reservations.reserve({
-            accountId,
-            provider: 'primary',
-            channel: 'sms',
-            sortedNumbers: [...participants].sort(),
-            participants,
-            loadOrder: [...numbers.slice(i % numbers.length), ...numbers.slice(0, i % numbers.length)].map((n) => n.id),
-            ttlSeconds: 600,
-            callbackUrl: null,
-            metadata: {},
-            idempotencyKey: null,
-            participantLimit: 3,
-          });
-        }),
-      );
+      const reserve = (i: number) => {
+        const participants: [string, string] = ['+2348099000004', `+23480300009${String(i).padStart(2, '0')}`];
+        return reservations.reserve({
+          accountId,
+          provider: 'primary',
+          channel: 'sms',
+          sortedNumbers: [...participants].sort(),
+          participants,
+          loadOrder: [...numbers.slice(i % numbers.length), ...numbers.slice(0, i % numbers.length)].map((n) => n.id),
+          ttlSeconds: 600,
+          callbackUrl: null,
+          metadata: {},
+          idempotencyKey: null,
+          participantLimit: 3,
+        });
+      };
+      // Each round runs the ones still undecided at once; a unique violation is the limit's index refusing a second
+      // holder of one slot (SessionAllocator retries those), so the next round tries them again.
+      const results: Array<Awaited<ReturnType<typeof reserve>>> = [];
+      let pending = Array.from({ length: 12 }, (_, i) => i);
+      for (let round = 0; round < 12 && pending.length > 0; round++) {
+        const settled = await Promise.allSettled(pending.map(reserve));
+        const next: number[] = [];
+        settled.forEach((outcome, at) => {
+          if (outcome.status === 'fulfilled') results.push(outcome.value);
+          else {
+            expect((outcome.reason as { driverError?: { code?: string } }).driverError?.code).toBe('23505');
+            next.push(pending[at]);
+          }
+        });
+        pending = next;
+      }
+      expect(pending).toEqual([]);
       expect(results.filter((r) => r.reserved)).toHaveLength(3);
       for (const refused of results.filter((r) => !r.reserved))
         expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 } });

@@ -78,14 +78,5 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
 }
 
 function toDto(row: ProxyNumberRow): ProxyNumberDto {
-  return {
-    id: row.id,
-    provider: row.provider,
-    number: row.number,
-    capabilities: row.capabilities,
-    enabled: row.enabled,
-    accountId: row.accountId,
-    activeSessions: row.activeSessions,
-    createdAt: row.createdAt.toISOString(),
-  };
+  return { ...row, createdAt: row.createdAt.toISOString() };
 }

@@ -57,8 +57,8 @@ export { RESERVE_SQL } from './session-reservation.repository';
  *
  * Fair use: numbers dedicated to the account come first and only ever serve it; on the shared pool
  * the account holds at most SESSION_PARTICIPANT_LIMIT active sessions per participant number,
- * checked inside the reservation under a per-(account, number) lock, so concurrent creates cannot
- * pass it (SessionReservationRepository).
+ * checked inside the reservation and held by a unique index on the limit's slots, so concurrent
+ * creates cannot pass it (SessionReservationRepository).
  *
  * Load comes from PoolUsage (read every few seconds, plus this replica's own reservations), so a
  * create does not count every active session. A participant whose old session on a number has
@@ -79,7 +79,7 @@ export class SessionAllocator {
   }
 
   async reserve(request: ReservationRequest): Promise<Session> {
-    // Sorted, so two creates for the same pair take the locks and index entries in the same order.
+    // Sorted, so two creates for the same pair take the index entries in the same order.
     const numbers = [...request.participants].sort();
     for (let attempt = 1; ; attempt++) {
       try {
@@ -87,7 +87,7 @@ export class SessionAllocator {
       } catch (error) {
         const code = sqlState(error);
         if (attempt >= MAX_ATTEMPTS || (code !== UNIQUE_VIOLATION && code !== DEADLOCK)) throw error;
-        if (code === UNIQUE_VIOLATION) await this.reservations.freeExpired(request.provider, numbers);
+        if (code === UNIQUE_VIOLATION) await this.reservations.freeExpired(request.provider, request.accountId, numbers);
       }
     }
   }

@@ -3,19 +3,17 @@
  * removal of a reservation whose binding failed, and the freeing of participants whose sessions
  * passed their expiresAt unswept. SessionAllocator decides when; this class only talks to PostgreSQL.
  *
- * A reservation is one transaction of two statements. The first takes a transaction advisory lock
- * per (account, participant number), so that two creates of one account for one person run one
- * after the other; the second (RESERVE_SQL) sees what the first committed and picks a number only
- * where the account holds fewer than SESSION_PARTICIPANT_LIMIT shared-pool sessions with both.
- * The lock is what makes the limit exact under concurrent creates, on any number of replicas.
+ * A reservation is one statement (RESERVE_SQL). It picks a shared number only where the account
+ * holds fewer than SESSION_PARTICIPANT_LIMIT shared-pool sessions with both participants, and gives
+ * each participant row the lowest free slot of 1..limit for (account, number). A partial unique
+ * index on the slots makes the limit exact under concurrent creates on any number of replicas: two
+ * creates that both saw room for one more take the same slot, and the second one's insert fails
+ * (a unique violation, retried by SessionAllocator: it then sees the limit reached).
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Channel } from '../numbers/proxy-number.entity';
-
-/** The two-key advisory lock space of participant limits (two-key locks never meet the one-key ones of exclusive.ts). */
-const PARTICIPANT_LOCK_CLASS = 17;
 
 /**
  * One statement: the first eligible number (enabled, channel-capable, neither participant active on
@@ -25,7 +23,7 @@ const PARTICIPANT_LOCK_CLASS = 17;
  */
 export const RESERVE_SQL = `/* session.reserve */
   WITH candidate AS (
-    SELECT pn.id, pn.number FROM proxy_numbers pn
+    SELECT pn.id, pn.number, pn.account_id IS NULL AS shared FROM proxy_numbers pn
      WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
        AND NOT EXISTS (SELECT 1 FROM session_participants sp
                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]))
@@ -42,8 +40,13 @@ export const RESERVE_SQL = `/* session.reserve */
     SELECT $5, $2, 'pending', $1, c.id, c.number, $6, $7, $8, now() + make_interval(secs => $9), $10 FROM candidate c
     RETURNING id, proxy_number_id, proxy_number, created_at, expires_at
   ), participants AS (
-    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
-    SELECT r.id, n, r.proxy_number_id, true, r.expires_at FROM reserved r, unnest($3::text[]) AS n
+    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, account_id, shared_slot)
+    SELECT r.id, n, r.proxy_number_id, true, r.expires_at, $5,
+           CASE WHEN c.shared THEN (
+             SELECT min(g) FROM generate_series(1, $11::int) g
+              WHERE NOT EXISTS (SELECT 1 FROM session_participants x
+                                 WHERE x.account_id = $5 AND x.number = n AND x.active AND x.expires_at > now() AND x.shared_slot = g)) END
+      FROM reserved r, candidate c, unnest($3::text[]) AS n
   )
   SELECT id, proxy_number_id, proxy_number, created_at, expires_at FROM reserved`;
 
@@ -59,7 +62,7 @@ export interface ReservationInput {
   accountId: string;
   provider: string;
   channel: Channel;
-  /** Sorted, so two creates for the same pair take locks and index entries in the same order. */
+  /** Sorted, so two creates for the same pair take the index entries in the same order. */
   sortedNumbers: string[];
   participants: [string, string];
   /** Proxy number ids, least loaded first. */
@@ -91,40 +94,32 @@ interface RawReservation {
 export class SessionReservationRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Reserves under the participants' locks; when nothing was free, says whether the participant limit was why. */
-  reserve(input: ReservationInput): Promise<ReservationResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const [first, second] = input.sortedNumbers;
-      // Left to right: both creates of a pair lock the lower number first.
-      await manager.query(
-        `SELECT pg_advisory_xact_lock($1, hashtext($2 || ':' || $3)), pg_advisory_xact_lock($1, hashtext($2 || ':' || $4))`,
-        [PARTICIPANT_LOCK_CLASS, input.accountId, first, second],
-      );
-      const rows: RawReservation[] = await manager.query(RESERVE_SQL, [
-        input.provider,
-        input.channel,
-        input.sortedNumbers,
-        input.loadOrder,
-        input.accountId,
-        input.participants,
-        input.callbackUrl,
-        JSON.stringify(input.metadata),
-        input.ttlSeconds,
-        input.idempotencyKey,
-        input.participantLimit,
-      ]);
-      if (rows.length === 0) return { reserved: null, overLimit: await this.overLimit(manager, input) };
-      const [row] = rows;
-      return {
-        reserved: {
-          id: row.id,
-          proxyNumberId: row.proxy_number_id,
-          proxyNumber: row.proxy_number,
-          createdAt: row.created_at,
-          expiresAt: row.expires_at,
-        },
-      };
-    });
+  /** Reserves; when nothing was free, says whether the participant limit was why. */
+  async reserve(input: ReservationInput): Promise<ReservationResult> {
+    const rows: RawReservation[] = await this.dataSource.query(RESERVE_SQL, [
+      input.provider,
+      input.channel,
+      input.sortedNumbers,
+      input.loadOrder,
+      input.accountId,
+      input.participants,
+      input.callbackUrl,
+      JSON.stringify(input.metadata),
+      input.ttlSeconds,
+      input.idempotencyKey,
+      input.participantLimit,
+    ]);
+    if (rows.length === 0) return { reserved: null, overLimit: await this.overLimit(input) };
+    const [row] = rows;
+    return {
+      reserved: {
+        id: row.id,
+        proxyNumberId: row.proxy_number_id,
+        proxyNumber: row.proxy_number,
+        createdAt: row.created_at,
+        expiresAt: row.expires_at,
+      },
+    };
   }
 
   /** Removes a reservation whose binding failed: nothing half-made is left behind. */
@@ -132,18 +127,21 @@ export class SessionReservationRepository {
     await this.dataSource.query(`DELETE FROM sessions WHERE id = $1 AND status = 'pending'`, [sessionId]);
   }
 
-  /** A session is inactive from expiresAt on, swept or not: its participants' rows stop counting. */
-  async freeExpired(provider: string, numbers: string[]): Promise<void> {
+  /**
+   * A session is inactive from expiresAt on, swept or not: its participants' rows stop counting, on
+   * this provider's numbers (the pool rule) and in this account's slots (the participant limit).
+   */
+  async freeExpired(provider: string, accountId: string, numbers: string[]): Promise<void> {
     await this.dataSource.query(
       `UPDATE session_participants sp SET active = false
         WHERE sp.active AND sp.expires_at <= now() AND sp.number = ANY($2::text[])
-          AND sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1)`,
-      [provider, numbers],
+          AND (sp.account_id = $3 OR sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1))`,
+      [provider, numbers, accountId],
     );
   }
 
-  private async overLimit(manager: EntityManager, input: ReservationInput): Promise<HeldParticipant | null> {
-    const rows: Array<{ number: string; held: number }> = await manager.query(
+  private async overLimit(input: ReservationInput): Promise<HeldParticipant | null> {
+    const rows: Array<{ number: string; held: number }> = await this.dataSource.query(
       `SELECT sp.number, count(*)::int AS held FROM session_participants sp
          JOIN sessions s ON s.id = sp.session_id
          JOIN proxy_numbers shared ON shared.id = sp.proxy_number_id AND shared.account_id IS NULL
