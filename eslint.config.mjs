@@ -1,8 +1,12 @@
 // @ts-check
+import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.data/**', 'reports/**', '**/*.mjs', '**/*.js', 'libs/sdk/dist/**'] },
+  // The ops page's script is served to browsers as it is: plain JavaScript, browser globals only.
+  { ignores: ['!apps/broker/src/ops/assets/*.js'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
@@ -31,5 +35,11 @@ export default tseslint.config(
   {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'libs/testing/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    files: ['apps/broker/src/ops/assets/*.js'],
+    ...js.configs.recommended,
+    languageOptions: { ecmaVersion: 'latest', sourceType: 'script', globals: globals.browser },
+    rules: { ...js.configs.recommended.rules, strict: ['error', 'function'], 'no-implicit-globals': 'error' },
   },
 );

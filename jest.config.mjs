@@ -2,7 +2,8 @@
 const swc = {
   jsc: {
     parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
+    // The build is CommonJS, where a module finds files beside it through __dirname; ESM has import.meta.dirname.
+    transform: { legacyDecorator: true, decoratorMetadata: true, optimizer: { globals: { vars: { __dirname: 'import.meta.dirname' } } } },
     target: 'es2022',
     keepClassNames: true,
   },

@@ -6,12 +6,12 @@
  *
  * Every wait is a bounded count of attempts; no test measures a duration.
  */
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, WebhookReceiver } from '@app/testing';
 import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateLoop, type CreateRecord } from '../bench/support/create-loop';
 import { checkPoolRule, missingSessions, withClient } from '../bench/support/pool-rule';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import {
   BENCH_API_KEY,
+  freePort,
   startBrokerProcess,
   startDatabase,
   startSimulatorProcess,
@@ -20,6 +20,7 @@ import {
   type BrokerProcess,
   type SimulatorProcess,
 } from '../bench/support/stack';
+import { killedInBind } from '../bench/support/killed-in-bind';
 import { buildOnce } from './support/processes';
 
 const ENV = { LOG_LEVEL: 'warn', SIM_SEED_NUMBERS: '5', PROVIDER_CALL_TIMEOUT_MS: '2000' };
@@ -104,6 +105,37 @@ describe('fault drills', () => {
       const unexpected = loop.records.filter((r) => r.status !== 201 && r.status !== 0 && r.problemType !== '/problems/pool-exhausted');
       expect(unexpected).toEqual([]);
     }, 180_000);
+  });
+
+  describe("a create killed with kill -9 while stalled in the provider's bind", () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+    });
+    afterAll(() => db.drop());
+
+    it.each(['in-bind', 'activated-unanswered'] as const)(
+      'killed %s: after the restart a retry with the same key answers 201 with one session (the activated one, if any) and no reservation left pending',
+      async (stage) => {
+        const result = await killedInBind({
+          db,
+          sim,
+          port: await freePort(),
+          env: { ...ENV, PROVIDER_CALL_TIMEOUT_MS: '1000' },
+          stage,
+          n: stage === 'in-bind' ? 1 : 2,
+        });
+        expect(result).toMatchObject({
+          killedWhereIntended: true,
+          retry: { status: 201 },
+          activeSessionsWithKey: 1,
+          answeredSessionIsTheActiveOne: true,
+          pendingReservationsWithKeyAfterRetry: 0,
+        });
+        expect(result.sameSessionAsActivated).toBe(stage === 'in-bind' ? null : true);
+      },
+      180_000,
+    );
   });
 
   describe('PostgreSQL restarted under load', () => {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import { IDEMPOTENCY_CLOCK, IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
 import type { Clock } from '../apps/broker/src/notifications/clock';
-import { ManualClock } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { ManualClock } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually } from './support/processes';

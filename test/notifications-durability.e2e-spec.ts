@@ -5,11 +5,10 @@
  */
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, WebhookReceiver, type Answer } from '@app/testing';
 import { ENTITIES } from '../apps/broker/src/database/entities';
 import { EventOutbox } from '../apps/broker/src/notifications';
 import { systemClock } from '../apps/broker/src/notifications/clock';
-import { WebhookReceiver, type Answer } from '../apps/broker/src/notifications/testing/webhook-receiver';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 import { TEST_WEBHOOK_SECRET } from './support/broker-harness';
 

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../apps/broker/src/accounts/api-key-hash';
 import { EventOutbox, verifyWebhook } from '../apps/broker/src/notifications';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 import { eventually, freePort } from './support/processes';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 

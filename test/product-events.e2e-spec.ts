@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { verifyWebhook } from '../apps/broker/src/notifications';
-import { WebhookReceiver } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { WebhookReceiver } from '@app/testing';
 import { SessionSweeper } from '../apps/broker/src/sessions/session-sweeper';
 import { DataSource } from 'typeorm';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';

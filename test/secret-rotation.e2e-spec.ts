@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { verifyWebhook } from '../apps/broker/src/notifications';
-import { WebhookReceiver, type ReceivedWebhook } from '../apps/broker/src/notifications/testing/webhook-receiver';
+import { WebhookReceiver, type ReceivedWebhook } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually } from './support/processes';

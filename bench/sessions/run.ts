@@ -12,13 +12,19 @@
  * connections: claim a proxy number keeping the pool rule (no participant already active on it),
  * insert the session and its two participants. No provider call, no HTTP, no outbox.
  *
- * Every phase starts on emptied session tables and makes the same number of sessions, so both sides
- * see the same table sizes. Rounds alternate which side goes first; figures are medians of rounds.
- * Then one broker run paced at half the measured maximum rate (open loop, evenly spaced, at most 20 s)
- * gives the p99 at half load.
+ * No provider call: the same build with a provider that keeps no sessions (Twilio, SPEC §9, pointed at
+ * Prism serving Twilio's OpenAPI), where a create is the reservation and the activation; the bench
+ * checks that no create sent a vendor request.
  *
- * PostgreSQL: a throwaway local server with default (durable) settings, or a fresh database on the
- * server of DATABASE_URL. Prints one JSON object.
+ * Every phase starts on emptied session tables and makes the same number of sessions, so both sides
+ * see the same table sizes. Rounds rotate which phase goes first; figures are medians of rounds.
+ * Then one broker run paced at half the measured maximum rate (open loop, evenly spaced, at most 20 s)
+ * gives the p99 at half load, and two bursts after 1 s and 30 s of quiet.
+ *
+ * PostgreSQL: a throwaway local server with default (durable) settings, logging statements slower than
+ * `--slow-statement-ms` (50), checkpoints and autovacuum runs; the log is lined up with each phase's
+ * slowest requests (`postgresLog`). Or a fresh database on the server of DATABASE_URL (no log read).
+ * Prints one JSON object.
  * Usage: npm run bench:sessions [-- --connections=16 --amount=3000 --rounds=3 --numbers=100]
  *        npm run bench:sessions -- --scaling   (only: the allocator's candidate query against active sessions)
  *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
@@ -30,15 +36,18 @@ import { Client } from 'pg';
 import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
 import { systemClock } from '../../apps/broker/src/notifications/clock';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
-import { SessionEvents } from '../../apps/broker/src/sessions/session-events';
+import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
+import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
+import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
+import { epochMs, lineUp, postgresLogSettings, readServerLog, RequestTimeline } from '../support/postgres-log';
 import { mean, median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
 
 const CONNECTIONS = numberArg('connections', 16);
@@ -47,14 +56,20 @@ const ROUNDS = numberArg('rounds', 3);
 const WARMUP = numberArg('warmup', 500);
 const NUMBERS = numberArg('numbers', 100);
 const BURST_SECONDS = numberArg('burst-seconds', 4);
+/** PostgreSQL logs every statement at least this slow (`log_min_duration_statement`). */
+const SLOW_STATEMENT_MS = numberArg('slow-statement-ms', 50);
 const CREATE_HEADERS = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
 
-/** Each participant number is used once in the whole run, so no create ever meets the pool rule. */
+/**
+ * Each participant number is used once in the whole run, so no create ever meets the pool rule. Valid
+ * Nigerian mobiles (+234 803…), the pool's country: the broker refuses participants in a country the
+ * account may not reach and special-rate numbers (docs/security.md).
+ */
 let participantSeq = 0;
 function freshPair(): [string, string] {
   participantSeq += 1;
-  const base = 447_000_000_000 + participantSeq * 2;
-  return [`+${base}`, `+${base + 1}`];
+  const n = participantSeq * 2;
+  return [`+234803${String(n).padStart(7, '0')}`, `+234803${String(n + 1).padStart(7, '0')}`];
 }
 
 function createBody(): string {
@@ -80,11 +95,11 @@ const ALLOCATE = `
 
 /**
  * The statements the broker sends for one create, run by the broker's own code (the allocator's
- * `RESERVE_SQL`; `SessionEvents.activated`, the activation and its outbox event in one statement): the
+ * `RESERVE_SQL`; `activateWithEvent`, the activation and its outbox event in one statement): the
  * database work of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the
  * minimal SQL goes.
  */
-const sessionEvents = new SessionEvents(new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 }));
+const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
 
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
@@ -119,7 +134,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
   } as unknown as Session;
   // As TypeORM's `query` answers: the rows.
   const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };
-  if (!(await sessionEvents.activated(runner, session))) throw new Error('activation changed nothing');
+  if (!(await activateWithEvent(runner, outbox, session, sessionCreated(session)))) throw new Error('activation changed nothing');
 }
 
 interface Phase {
@@ -163,7 +178,10 @@ async function sqlPhase(url: string, accountId: string, amount: number, allocate
   return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-function brokerPhase(url: string, amount: number, overallRate?: number): Promise<LoadResult> {
+/** Every request of the run by phase, for lining up with PostgreSQL's log. */
+const timeline = new RequestTimeline();
+
+function brokerPhase(url: string, amount: number, phase?: string): Promise<LoadResult> {
   return load({
     url,
     path: '/v1/sessions',
@@ -172,7 +190,7 @@ function brokerPhase(url: string, amount: number, overallRate?: number): Promise
     body: createBody,
     connections: CONNECTIONS,
     amount,
-    overallRate,
+    onResponse: phase ? (at, _status, latency) => timeline.add(phase, epochMs(at - latency), epochMs(at)) : undefined,
   });
 }
 
@@ -190,7 +208,11 @@ async function sessionCount(url: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const db = await startDatabase('bench_sessions', { external: process.env.DATABASE_URL });
+  const runStarted = Date.now();
+  const db = await startDatabase('bench_sessions', {
+    external: process.env.DATABASE_URL,
+    settings: postgresLogSettings(SLOW_STATEMENT_MS),
+  });
   const sim = await startSimulatorProcess();
   const brokerEnv = {
     SIM_SEED_NUMBERS: String(NUMBERS),
@@ -200,6 +222,7 @@ async function main(): Promise<void> {
   // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
   const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];
   const broker = await startBrokerProcess(db.url, sim.url, brokerEnv, { nodeArgs: profile });
+  let direct: DirectBroker | undefined;
   try {
     const accountId = await withClient(
       db.url,
@@ -220,7 +243,15 @@ async function main(): Promise<void> {
     assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
 
     const bursts = (rate: number, brokers: Array<{ name: string; url: string }>) =>
-      quietBursts({ brokers, headers: CREATE_HEADERS, body: createBody, rate, seconds: BURST_SECONDS, quietsMs: [1000, 30_000] });
+      quietBursts({
+        brokers,
+        headers: CREATE_HEADERS,
+        body: createBody,
+        rate,
+        seconds: BURST_SECONDS,
+        quietsMs: [1000, 30_000],
+        onResult: (quietMs, r) => timeline.add(`burstAfter${quietMs / 1000}sQuiet`, epochMs(r.sentAt), epochMs(r.endedAt)),
+      });
     if (process.argv.includes('--quiet')) {
       // The same build with node-postgres' default idle timeout (10 s): the pool as it was before.
       const dropping = await startBrokerProcess(db.url, sim.url, { ...brokerEnv, DATABASE_POOL_IDLE_TIMEOUT_MS: '10000' });
@@ -253,24 +284,36 @@ async function main(): Promise<void> {
       );
       return;
     }
+    // The same build with a provider that keeps no sessions (Twilio, SPEC §9): a create that asks no vendor.
+    direct = await startDirectBroker(db.url, sim.url, brokerEnv, NUMBERS);
+    const directBroker = direct.broker;
+    assertAllCreated(await brokerPhase(directBroker.url, WARMUP), WARMUP);
     await sqlPhase(db.url, accountId, WARMUP);
     await sqlPhase(db.url, accountId, WARMUP, brokerStatements);
 
     const postmaster = await withClient(db.url, async (c) =>
       parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
     );
-    const meter = () =>
+    const meter = (pid = broker.child.pid!) =>
       cpuMeter({
-        broker: () => processCpuMs(broker.child.pid!),
+        broker: () => processCpuMs(pid),
         simulator: () => processCpuMs(sim.child.pid!),
         postgres: () => postgresCpuMs(postmaster),
         loadGenerator: ownCpuMs,
       });
-    const cpu: Record<'broker' | 'sql' | 'statements', Array<Record<string, number>>> = { broker: [], sql: [], statements: [] };
+    const cpu: Record<'broker' | 'sql' | 'statements' | 'noProviderCall', Array<Record<string, number>>> = {
+      broker: [],
+      sql: [],
+      statements: [],
+      noProviderCall: [],
+    };
     const sql: Phase[] = [];
     const statements: Phase[] = [];
     const http: Phase[] = [];
+    const noCall: Phase[] = [];
     const seen: Array<{ report: ReturnType<typeof phaseReport>; meanMs: number }> = [];
+    const seenNoCall: Array<ReturnType<typeof phaseReport>> = [];
+    const vendorRequestsDuringCreates: number[] = [];
     const contenders: Array<() => Promise<void>> = [
       async () => {
         await resetSessions(db.url);
@@ -290,7 +333,7 @@ async function main(): Promise<void> {
         await resetSessions(db.url);
         const before = await scrape(broker.url);
         const used = meter();
-        const result = await brokerPhase(broker.url, AMOUNT);
+        const result = await brokerPhase(broker.url, AMOUNT, 'broker');
         cpu.broker.push(used(AMOUNT));
         seen.push({ report: phaseReport(before, await scrape(broker.url), AMOUNT), meanMs: mean(result.latencies) });
         assertAllCreated(result, AMOUNT);
@@ -298,6 +341,22 @@ async function main(): Promise<void> {
         const rule = await checkPoolRule(db.url);
         if (rule.violations || rule.unguarded) throw new Error(`pool rule broken: ${JSON.stringify(rule)}`);
         http.push(result);
+      },
+      async () => {
+        await resetSessions(db.url);
+        const before = await scrape(directBroker.url);
+        const vendorBefore = direct!.vendorRequests();
+        const used = meter(directBroker.child.pid!);
+        const result = await brokerPhase(directBroker.url, AMOUNT, 'brokerNoProviderCall');
+        cpu.noProviderCall.push(used(AMOUNT));
+        vendorRequestsDuringCreates.push(direct!.vendorRequests() - vendorBefore);
+        if (vendorRequestsDuringCreates.at(-1)! > 0) throw new Error('a create on a provider without sessions sent a vendor request');
+        seenNoCall.push(phaseReport(before, await scrape(directBroker.url), AMOUNT));
+        assertAllCreated(result, AMOUNT);
+        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('no-provider-call phase: session count mismatch');
+        const rule = await checkPoolRule(db.url);
+        if (rule.violations || rule.unguarded) throw new Error(`pool rule broken: ${JSON.stringify(rule)}`);
+        noCall.push(result);
       },
     ];
     // The order rotates each round, so no contender always runs first or last.
@@ -308,6 +367,7 @@ async function main(): Promise<void> {
     const brokerMax = median(http.map((p) => p.perSecond));
     const sqlMax = median(sql.map((p) => p.perSecond));
     const statementsMax = median(statements.map((p) => p.perSecond));
+    const noCallMax = median(noCall.map((p) => p.perSecond));
     await resetSessions(db.url);
     const halfRate = Math.max(1, Math.round(brokerMax / 2));
     // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
@@ -323,8 +383,10 @@ async function main(): Promise<void> {
       amount: Math.min(AMOUNT, halfRate * 20),
     });
     const halfSeconds = (nowMs() - halfStarted) / 1000;
+    for (const r of half) timeline.add('halfMaxRate', epochMs(r.sentAt), epochMs(r.endedAt));
     const halfSeen = phaseReport(halfBefore, await scrape(broker.url), half.length);
     const quiet = await bursts(halfRate, [{ name: 'broker', url: broker.url }]);
+    const postgresLog = db.server ? lineUp(await readServerLog(db.server.clusterDir), timeline, SLOW_STATEMENT_MS, runStarted) : null;
     const halfLatencies = half.map((r) => r.latencyMs);
     if (half.some((r) => r.status !== 201)) throw new Error('half-rate phase: a create did not answer 201');
     const brokerP99 = median(http.map((p) => p.p99));
@@ -349,8 +411,6 @@ async function main(): Promise<void> {
         { meanMs: round(median(steps.map((s) => s[name])), 2), share: ratio(median(steps.map((s) => s[name] / s.whole)), 1) },
       ]),
     );
-    // Little's law at the same concurrency: the create without its provider call (SPEC §9 vendors keep no sessions).
-    const noProviderCall = median(steps.map((s) => CONNECTIONS / ((s.whole - s.bind) / 1000)));
     const summary = (phases: Phase[]) => ({
       perSecond: round(median(phases.map((p) => p.perSecond))),
       p50Ms: round(median(phases.map((p) => p.p50)), 2),
@@ -378,16 +438,20 @@ async function main(): Promise<void> {
           ownStatementsVsMinimal: ratio(statementsMax, sqlMax),
           // CPU ms per create by process, medians of rounds: on 2 shared cores this bounds the rate.
           cpuMsPerCreate: Object.fromEntries(
-            (['broker', 'sql', 'statements'] as const).map((phase) => [
-              phase === 'broker' ? 'broker' : phase === 'sql' ? 'sqlMinimal' : 'brokerStatementsOnly',
+            (['broker', 'noProviderCall', 'sql', 'statements'] as const).map((phase) => [
+              { broker: 'broker', noProviderCall: 'brokerNoProviderCall', sql: 'sqlMinimal', statements: 'brokerStatementsOnly' }[phase],
               Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)])),
             ]),
           ),
           createShare,
-          noProviderCallEstimate: {
-            how: "max-rate rounds: connections / (mean create latency - mean bind step), Little's law; not a measured phase",
-            perSecond: round(noProviderCall),
-            vsSqlMinimal: ratio(noProviderCall, sqlMax),
+          // The same build on a provider that keeps no sessions (Twilio via Prism): reserve + activate, no vendor request.
+          brokerNoProviderCall: {
+            ...summary(noCall),
+            vsSqlMinimal: ratio(noCallMax, sqlMax),
+            ratioPerRound: noCall.map((p, i) => ratio(p.perSecond, sql[i].perSecond)),
+            vsBrokerWithBind: ratio(noCallMax, brokerMax),
+            vendorRequestsDuringCreates,
+            seenByBroker: seenNoCall,
           },
           seenByBrokerAtMaxRate: seen.map((s) => s.report),
           halfMaxRate: {
@@ -402,11 +466,13 @@ async function main(): Promise<void> {
           },
           quietBursts: quiet,
           quiet30sVs1sFirstSecondP99: quietRatio30,
+          postgresLog,
           targets: {
             'halfRateP99 <= maxRateP99': halfP99 <= brokerP99,
             'halfRateP99 <= 5 x its p50': halfP99 <= 5 * halfP50,
             'burst after 30 s quiet: first-second p99 <= 2 x after 1 s': quietRatio30 <= 2,
             'broker >= 0.5 x minimal SQL': brokerMax / sqlMax >= 0.5,
+            'broker without provider call >= 0.5 x minimal SQL': noCallMax / sqlMax >= 0.5,
           },
           load: loadavg().map((l) => round(l, 2)),
           postgres: db.describe,
@@ -418,6 +484,7 @@ async function main(): Promise<void> {
       ),
     );
   } finally {
+    await direct?.stop();
     await broker.stop();
     await sim.stop();
     await db.drop();

@@ -11,7 +11,8 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { LocalPostgres, freePort } from '@app/database';
+import { LocalPostgres } from '@app/database';
+import { freePort } from '@app/testing';
 
 export const BENCH_API_KEY = 'bench-key-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
-import { freePort } from '@app/database';
+import { freePort } from '@app/testing';
 
 export { freePort };
 

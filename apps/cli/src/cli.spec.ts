@@ -1,4 +1,4 @@
-import { freePort } from '@app/database';
+import { freePort } from '@app/testing';
 import { runCli, type CliIo } from './cli';
 import { COMMANDS } from './commands';
 

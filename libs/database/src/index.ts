@@ -1,4 +1,4 @@
 export { brokerDataSourceOptions, type BrokerDataSourceInput } from './data-source-options';
-export { LocalPostgres, LocalPostgresError, freePort, type LocalPostgresOptions } from './local-postgres';
+export { LocalPostgres, LocalPostgresError, type LocalPostgresOptions } from './local-postgres';
 export { pendingSchemaChanges, runMigrations } from './migration-runner';
 export { MIGRATIONS } from './migrations';

@@ -103,6 +103,26 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ HOST: 'everywhere' })).toThrow(/^invalid configuration: HOST must be an IPv4 or IPv6 address/);
   });
 
+  it('requires DATABASE_URL and PROVIDERS for the production entry point, which starts neither a database nor a simulator', () => {
+    const deployed = {
+      DATABASE_URL: 'postgres://u:p@db/broker',
+      PROVIDERS: 'primary=sim:http://sim:4010',
+      SIM_WEBHOOK_SECRET: 'x'.repeat(16),
+    };
+    expect(loadConfig(deployed, { standalone: true }).databaseUrl).toBe(deployed.DATABASE_URL);
+    expect(() => loadConfig({}, { standalone: true })).toThrow(
+      /^invalid configuration: DATABASE_URL must be set: this entry point starts no PostgreSQL of its own \(npm start does\); PROVIDERS must be set: this entry point starts no simulator \(npm start does\)$/,
+    );
+    expect(() => loadConfig({ ...deployed, DATABASE_URL: '' }, { standalone: true })).toThrow(
+      /^invalid configuration: DATABASE_URL must be set/,
+    );
+    expect(() => loadConfig({ ...deployed, PROVIDERS: undefined }, { standalone: true })).toThrow(
+      /^invalid configuration: PROVIDERS must be set/,
+    );
+    // npm start's launcher loads the same variables without the requirement.
+    expect(loadConfig({}).databaseUrl).toBeUndefined();
+  });
+
   it('never echoes a secret it rejects', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'short-secret' })).toThrow(
       /^invalid configuration: ADMIN_TOKEN must be at least 16 characters$/,

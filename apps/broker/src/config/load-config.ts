@@ -21,14 +21,20 @@ const OPTIONAL = [
   'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   'LOG_FORMAT',
 ];
+export interface ConfigRuntime {
+  terminal?: boolean;
+  standalone?: boolean;
+}
+
 const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
  * is one line naming each bad variable and what it allows. `runtime.terminal`: the output goes to a
- * terminal, so LOG_FORMAT defaults to readable lines.
+ * terminal, so LOG_FORMAT defaults to readable lines. `runtime.standalone`: the production entry
+ * point, which starts neither a database nor a simulator, so DATABASE_URL and PROVIDERS are required.
  */
-export function loadConfig(env: Record<string, string | undefined>, runtime: { terminal?: boolean } = {}): BrokerConfig {
+export function loadConfig(env: Record<string, string | undefined>, runtime: ConfigRuntime = {}): BrokerConfig {
   const known = configVariables();
   // Only our variables, and an empty value counts as unset.
   const given = Object.fromEntries(
@@ -62,6 +68,9 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: { t
   // An owner must outlive its slowest attempt, or a live replica's deliveries would be taken over.
   if (vars.WEBHOOK_LEASE_MS <= vars.WEBHOOK_ATTEMPT_TIMEOUT_MS)
     problems.push('WEBHOOK_LEASE_MS must be greater than WEBHOOK_ATTEMPT_TIMEOUT_MS');
+  if (runtime.standalone && !vars.DATABASE_URL)
+    problems.push('DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does)');
+  if (runtime.standalone && !vars.PROVIDERS) problems.push('PROVIDERS must be set: this entry point starts no simulator (npm start does)');
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
 
   return {
@@ -189,6 +198,6 @@ export function parseProviders(value: string): ProviderConfig[] {
 }
 
 /** The one place the process environment is read. */
-export function loadConfigFromEnvironment(): BrokerConfig {
-  return loadConfig(process.env, { terminal: process.stdout.isTTY === true });
+export function loadConfigFromEnvironment(runtime: Pick<ConfigRuntime, 'standalone'> = {}): BrokerConfig {
+  return loadConfig(process.env, { ...runtime, terminal: process.stdout.isTTY === true });
 }

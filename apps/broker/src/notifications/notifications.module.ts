@@ -3,12 +3,15 @@ import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { WebhooksController } from './api/webhooks.controller';
 import { WebhookHistory } from './api/webhook-history';
+import { WebhookHistoryRepository } from './api/webhook-history.repository';
 import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
 import { NOTIFICATIONS_CLOCK, systemClock, type Clock } from './clock';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
 import { WebhookSecrets } from './secrets/webhook-secrets';
 import { CallbackUrlValidator } from './targets/callback-url-validator';
+import { DefaultCallbackUrlRepository } from './targets/default-callback-url.repository';
+import { DefaultCallbackUrls } from './targets/default-callback-urls';
 
 /**
  * Outbound notifications (SPEC §5): session events recorded in the caller's transaction (`EventOutbox`),
@@ -32,6 +35,9 @@ import { CallbackUrlValidator } from './targets/callback-url-validator';
     },
     CallbackUrlValidator,
     WebhookHistory,
+    WebhookHistoryRepository,
+    DefaultCallbackUrls,
+    DefaultCallbackUrlRepository,
     DeliveryWorkerService,
   ],
   exports: [EventOutbox, CallbackUrlValidator, WebhookSecrets],

@@ -1,9 +1,8 @@
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing';
 import { ENTITIES } from '../database/entities';
 import { WebhookSecrets } from './secrets/webhook-secrets';
-import { ManualClock } from './testing/webhook-receiver';
 import { WebhookVerificationError, newWebhookSecret, signWebhook, signatureFor, verifyWebhook } from './signature';
 
 describe('Standard Webhooks signatures', () => {

@@ -2,15 +2,17 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ProblemException } from '../common/problem';
-import { OPS_ASSETS, OPS_CONTENT_SECURITY_POLICY, type OpsAsset } from './ops-assets';
+import { loadOpsAssets, OPS_CONTENT_SECURITY_POLICY, type OpsAsset } from './ops-assets';
 
 /** The live ops page: static HTML, CSS and JS that read the public CPaaS health routes. No auth, like them. */
 @ApiExcludeController()
 @Controller('ops')
 export class OpsController {
+  private readonly assets = loadOpsAssets();
+
   @Get()
   page(@Res() response: Response): void {
-    send(response, OPS_ASSETS.page);
+    send(response, this.assets.page);
   }
 
   @Get(':asset')
@@ -18,7 +20,7 @@ export class OpsController {
     if (name !== 'ops.css' && name !== 'ops.js') {
       throw new ProblemException(404, 'Not found', `No ops page asset named "${name}".`, 'not-found');
     }
-    send(response, OPS_ASSETS[name]);
+    send(response, this.assets[name]);
   }
 }
 

@@ -1,48 +1,35 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { JOB_LOCKS, runExclusive } from '../database/exclusive';
+import { JOB_LOCKS } from '../database/exclusive';
+import type { IntervalJob } from '../jobs/interval-job';
+import { JobRunner } from '../jobs/job-runner';
 import { RelayService } from './relay.service';
-
-const INTERVAL_NAME = 'relay-retries';
 
 /** Every RELAY_RETRY_INTERVAL_MS, one replica retries the relays that are due. */
 @Injectable()
 export class RelayWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(RelayWorker.name);
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly job: IntervalJob;
 
-  constructor(
-    @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly relay: RelayService,
-    private readonly schedule: SchedulerRegistry,
-  ) {}
+  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig, relay: RelayService, jobs: JobRunner) {
+    this.job = jobs.exclusive(JOB_LOCKS.relayRetries, {
+      name: RelayWorker.name,
+      intervalMs: config.sessions.relayRetryIntervalMs,
+      work: async (stopping) => {
+        while (!stopping.aborted && (await relay.retryDue()) > 0);
+      },
+    });
+  }
 
   onApplicationBootstrap(): void {
-    this.schedule.addInterval(
-      INTERVAL_NAME,
-      setInterval(() => void this.run(), this.config.sessions.relayRetryIntervalMs),
-    );
+    this.job.start();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.schedule.doesExist('interval', INTERVAL_NAME)) this.schedule.deleteInterval(INTERVAL_NAME);
-    await this.running;
+  onApplicationShutdown(): Promise<void> {
+    return this.job.stop();
   }
 
-  async run(): Promise<void> {
-    if (this.stopped || this.running) return this.running ?? undefined;
-    this.running = runExclusive(this.dataSource, JOB_LOCKS.relayRetries, async () => {
-      while (!this.stopped && (await this.relay.retryDue()) > 0);
-    })
-      .then(() => undefined)
-      .catch((error: unknown) => this.logger.error({ err: error }, 'relay retry pass failed; next pass retries'))
-      .finally(() => (this.running = null));
-    return this.running;
+  /** One pass now (or the one in progress); for tests and ops, which need not wait for the interval. */
+  run(): Promise<void> {
+    return this.job.runOnce();
   }
 }

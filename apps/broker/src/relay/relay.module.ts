@@ -1,13 +1,16 @@
 import { Module } from '@nestjs/common';
+import { JobsModule } from '../jobs/jobs.module';
+import { NotificationsModule } from '../notifications';
 import { ProvidersModule } from '../providers/providers.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { InboundController } from './inbound.controller';
+import { InteractionRepository, PostgresInteractionRepository } from './interaction.repository';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
 
 @Module({
-  imports: [ProvidersModule, SessionsModule],
-  providers: [RelayService, RelayWorker],
+  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule],
+  providers: [RelayService, RelayWorker, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
   controllers: [InboundController],
 })
 export class RelayModule {}

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
-import { DataSource, type EntityManager } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ProviderRegistry } from '../providers/provider-registry';
-import { SessionEvents } from '../sessions/session-events';
-import { Session } from '../sessions/session.entity';
-import { Interaction, type InteractionStatus } from './interaction.entity';
+import { sessionEvent } from '../sessions/session-events';
+import type { Session } from '../sessions/session.entity';
+import { SessionRepository } from '../sessions/session.repository';
+import type { Interaction, InteractionStatus } from './interaction.entity';
+import { InteractionRepository, type InteractionTransaction } from './interaction.repository';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
 export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
@@ -25,25 +25,31 @@ export class RelayService {
   private readonly logger = new Logger(RelayService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly interactions: InteractionRepository,
+    private readonly sessions: SessionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
-    private readonly events: SessionEvents,
   ) {}
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
-    const session = await this.findActiveSession(provider, event.to, event.from);
+    const session = await this.sessions.findActiveFor(provider, event.to, event.from);
     if (!session) {
       // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
-      if (!(await this.inPool(provider, event.to))) return { kind: 'not-our-number' };
+      if (!(await this.interactions.isPoolNumber(provider, event.to))) return { kind: 'not-our-number' };
       return this.outOfSession(provider, event);
     }
     const other = session.participants.find((n) => n !== event.from)!;
     if (event.channel === 'voice') return this.bridge(session, event, other);
 
-    const interaction = await this.recordSms(session, event, other);
+    const interaction = await this.interactions.recordSms({
+      sessionId: session.id,
+      from: event.from,
+      to: other,
+      text: event.text,
+      eventId: event.eventId,
+    });
     if (interaction.status === 'pending') await this.attempt(interaction.id);
-    const current = await this.dataSource.getRepository(Interaction).findOneByOrFail({ id: interaction.id });
+    const current = await this.interactions.get(interaction.id);
     const kind = current.status === 'pending' ? 'queued' : 'relayed';
     return { kind: 'answer', answer: this.registry.adapter(provider).smsAnswer({ kind, interactionId: current.id }) };
   }
@@ -54,8 +60,8 @@ export class RelayService {
    * call-setup failure, any answer a success.
    */
   async status(provider: string, event: StatusEvent): Promise<boolean> {
-    if (event.type === 'message.progress') return this.knownMessage(provider, event.messageId);
-    if (event.type === 'call.progress') return this.knownMessage(provider, event.callId);
+    if (event.type === 'message.progress') return this.interactions.hasRef(provider, event.messageId);
+    if (event.type === 'call.progress') return this.interactions.hasRef(provider, event.callId);
     if (event.type !== 'call.completed' && event.type !== 'call.failed') return this.messageOutcome(provider, event);
     const recorded = await this.callOutcome(provider, event);
     if (recorded === 'first') {
@@ -71,51 +77,35 @@ export class RelayService {
     return recorded !== 'unmatched';
   }
 
-  private async knownMessage(provider: string, messageId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND s.provider = $2 LIMIT 1`,
-      [messageId, provider],
-    );
-    return rows.length > 0;
-  }
-
   private async messageOutcome(
     provider: string,
     event: Extract<StatusEvent, { type: 'message.delivered' | 'message.undelivered' | 'message.failed' }>,
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
-      const interaction = await this.lockByRef(manager, provider, event.messageId);
+    return this.interactions.transaction(async (tx) => {
+      const interaction = await tx.lockByRef(provider, event.messageId);
       if (!interaction) return false;
       if (interaction.status !== 'relayed') return true; // already told, or not sent by us yet
       if (event.type === 'message.delivered') {
-        await manager.update(Interaction, { id: interaction.id }, { status: 'delivered' });
+        await tx.update(interaction.id, { status: 'delivered' });
         return true;
       }
       // The vendor took the message but could not hand it over: the customer hears of it once.
       const outcome = event.type === 'message.undelivered' ? 'undelivered' : 'failed';
       const reason = `${outcome} by ${provider}${event.errorCode ? ` (error ${event.errorCode})` : ''}`;
-      await manager.update(Interaction, { id: interaction.id }, { status: outcome, lastError: reason });
-      const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
-      await this.events.write(manager, 'message.failed', session, {
-        sessionId: session.id,
-        interactionId: interaction.id,
-        from: interaction.from,
-        to: interaction.to,
-        attempts: interaction.attempts,
-        reason,
-      });
+      await tx.update(interaction.id, { status: outcome, lastError: reason });
+      const session = await tx.sessionOf(interaction);
+      await tx.record(
+        sessionEvent('message.failed', session, {
+          sessionId: session.id,
+          interactionId: interaction.id,
+          from: interaction.from,
+          to: interaction.to,
+          attempts: interaction.attempts,
+          reason,
+        }),
+      );
       return true;
     });
-  }
-
-  private lockByRef(manager: EntityManager, provider: string, ref: string): Promise<Interaction | null> {
-    return manager
-      .getRepository(Interaction)
-      .createQueryBuilder('i')
-      .innerJoin(Session, 's', 's.id = i.sessionId')
-      .where('i.providerRef = :ref AND s.provider = :provider', { ref, provider })
-      .setLock('pessimistic_write')
-      .getOne();
   }
 
   /** `first` when this event settled the bridged call, `again` when it had been settled already. */
@@ -123,53 +113,41 @@ export class RelayService {
     provider: string,
     event: Extract<StatusEvent, { type: 'call.completed' | 'call.failed' }>,
   ): Promise<'first' | 'again' | 'unmatched'> {
-    return this.dataSource.transaction(async (manager) => {
-      const interaction = await this.lockByRef(manager, provider, event.callId);
+    return this.interactions.transaction(async (tx) => {
+      const interaction = await tx.lockByRef(provider, event.callId);
       if (!interaction) return 'unmatched';
       if (interaction.status !== 'bridged') return 'again'; // already told
       const failed = event.type === 'call.failed';
       const status: InteractionStatus = failed ? 'failed' : event.answer;
       const durationSec = failed ? 0 : event.durationSec;
-      await manager.update(
-        Interaction,
-        { id: interaction.id },
-        { status, durationSec, lastError: failed ? `${provider}: ${event.reason}` : null },
+      await tx.update(interaction.id, { status, durationSec, lastError: failed ? `${provider}: ${event.reason}` : null });
+      const session = await tx.sessionOf(interaction);
+      await tx.record(
+        sessionEvent('call.completed', session, {
+          sessionId: session.id,
+          interactionId: interaction.id,
+          from: interaction.from,
+          to: interaction.to,
+          answer: failed ? 'failed' : event.answer,
+          durationSec,
+        }),
       );
-      const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
-      await this.events.write(manager, 'call.completed', session, {
-        sessionId: session.id,
-        interactionId: interaction.id,
-        from: interaction.from,
-        to: interaction.to,
-        answer: failed ? 'failed' : event.answer,
-        durationSec,
-      });
       return 'first';
     });
   }
 
   /** Tries one pending SMS relay now; on failure it is rescheduled with backoff. */
   async attempt(interactionId: string): Promise<void> {
-    const claimed = await this.dataSource.transaction(async (manager) => {
-      const interaction = await manager
-        .getRepository(Interaction)
-        .createQueryBuilder('i')
-        .where(`i.id = :id AND i.status = 'pending'`, { id: interactionId })
-        .setLock('pessimistic_write')
-        .setOnLocked('skip_locked')
-        .getOne();
+    const claimed = await this.interactions.transaction(async (tx) => {
+      const interaction = await tx.claimPending(interactionId);
       if (!interaction) return null;
-      const session = await manager.getRepository(Session).findOneByOrFail({ id: interaction.sessionId });
+      const session = await tx.sessionOf(interaction);
       if (session.status !== 'active' || session.expiresAt <= new Date()) {
-        await this.giveUp(manager, interaction, session, 'the session ended before the message could be relayed');
+        await this.giveUp(tx, interaction, session, 'the session ended before the message could be relayed');
         return null;
       }
       // Hold the row while the provider is asked: another replica's retry must not send it twice.
-      await manager.update(
-        Interaction,
-        { id: interaction.id },
-        { attempts: interaction.attempts + 1, nextAttemptAt: this.retryAt(interaction.attempts + 1) },
-      );
+      await tx.update(interaction.id, { attempts: interaction.attempts + 1, nextAttemptAt: this.retryAt(interaction.attempts + 1) });
       return { interaction, session };
     });
     if (!claimed) return;
@@ -177,37 +155,34 @@ export class RelayService {
     const sent = await this.registry.call(session.provider, 'sms', false, (p) =>
       p.sendSms({ from: session.proxyNumber, to: interaction.to, text: interaction.text ?? '' }),
     );
-    await this.dataSource.transaction(async (manager) => {
+    await this.interactions.transaction(async (tx) => {
       if (sent.ok) {
-        await manager.update(
-          Interaction,
-          { id: interaction.id },
-          { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null },
-        );
-        await this.events.write(
-          manager,
-          'message.relayed',
-          session,
-          {
-            sessionId: session.id,
-            interactionId: interaction.id,
-            from: interaction.from,
-            to: interaction.to,
-            attempts: interaction.attempts + 1,
-          },
-          // Learned when the message came in, not when the relay (perhaps a retry) went out.
-          interaction.createdAt,
+        await tx.update(interaction.id, { status: 'relayed', providerRef: sent.value.messageId, nextAttemptAt: null, lastError: null });
+        await tx.record(
+          sessionEvent(
+            'message.relayed',
+            session,
+            {
+              sessionId: session.id,
+              interactionId: interaction.id,
+              from: interaction.from,
+              to: interaction.to,
+              attempts: interaction.attempts + 1,
+            },
+            // Learned when the message came in, not when the relay (perhaps a retry) went out.
+            interaction.createdAt,
+          ),
         );
       } else if (!sent.failure.countsAgainstProvider) {
         // The provider refused the message itself (an invalid or unsubscribed number): retrying cannot help.
         await this.giveUp(
-          manager,
+          tx,
           { ...interaction, attempts: interaction.attempts + 1, lastError: sent.failure.reason },
           session,
           sent.failure.reason,
         );
       } else {
-        await manager.update(Interaction, { id: interaction.id }, { lastError: sent.failure.reason });
+        await tx.update(interaction.id, { lastError: sent.failure.reason });
         this.logger.warn(`relay ${interaction.id} on ${session.provider} failed (${sent.failure.reason}); retrying`);
       }
     });
@@ -215,10 +190,8 @@ export class RelayService {
 
   /** Retries the relays that are due; run by one replica at a time. Returns how many were tried. */
   async retryDue(): Promise<number> {
-    const due: Array<{ id: string }> = await this.dataSource.query(
-      `SELECT id FROM interactions WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT ${CLAIM_BATCH}`,
-    );
-    for (const { id } of due) await this.attempt(id);
+    const due = await this.interactions.due(CLAIM_BATCH);
+    for (const id of due) await this.attempt(id);
     return due.length;
   }
 
@@ -227,49 +200,27 @@ export class RelayService {
     return new Date(Date.now() + delay);
   }
 
-  private async giveUp(manager: EntityManager, interaction: Interaction, session: Session, reason: string): Promise<void> {
-    await manager.update(
-      Interaction,
-      { id: interaction.id },
-      { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason },
+  private async giveUp(tx: InteractionTransaction, interaction: Interaction, session: Session, reason: string): Promise<void> {
+    await tx.update(interaction.id, { status: 'failed', nextAttemptAt: null, lastError: interaction.lastError ?? reason });
+    await tx.record(
+      sessionEvent(
+        'message.failed',
+        session,
+        {
+          sessionId: session.id,
+          interactionId: interaction.id,
+          from: interaction.from,
+          to: interaction.to,
+          attempts: interaction.attempts,
+          reason: interaction.lastError ?? reason,
+        },
+        interaction.createdAt,
+      ),
     );
-    await this.events.write(
-      manager,
-      'message.failed',
-      session,
-      {
-        sessionId: session.id,
-        interactionId: interaction.id,
-        from: interaction.from,
-        to: interaction.to,
-        attempts: interaction.attempts,
-        reason: interaction.lastError ?? reason,
-      },
-      interaction.createdAt,
-    );
-  }
-
-  private async recordSms(session: Session, event: Extract<InboundEvent, { channel: 'sms' }>, to: string): Promise<Interaction> {
-    const inserted: Array<{ id: string }> = await this.dataSource.query(
-      `INSERT INTO interactions (session_id, channel, from_number, to_number, text, status, provider_event_id, attempts, next_attempt_at)
-       VALUES ($1, 'sms', $2, $3, $4, 'pending', $5, 0, now())
-       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [session.id, event.from, to, event.text, event.eventId],
-    );
-    // A webhook delivered twice is relayed once.
-    if (inserted.length === 0)
-      return this.dataSource.getRepository(Interaction).findOneByOrFail({ sessionId: session.id, providerEventId: event.eventId });
-    return this.dataSource.getRepository(Interaction).findOneByOrFail({ id: inserted[0].id });
   }
 
   private async bridge(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<InboundAnswer> {
-    await this.dataSource.query(
-      `INSERT INTO interactions (session_id, channel, from_number, to_number, status, provider_event_id, provider_ref)
-       VALUES ($1, 'voice', $2, $3, 'bridged', $4, $5)
-       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING`,
-      [session.id, event.from, to, event.eventId, event.callId],
-    );
+    await this.interactions.recordCall({ sessionId: session.id, from: event.from, to, eventId: event.eventId, callId: event.callId });
     return {
       kind: 'answer',
       answer: this.registry.adapter(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
@@ -288,28 +239,5 @@ export class RelayService {
     if (adapter.repliesInline) return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', reply }) };
     const sent = await this.registry.call(provider, 'sms', false, (p) => p.sendSms({ from: event.to, to: event.from, text: reply }));
     return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', replied: sent.ok }) };
-  }
-
-  private async inPool(provider: string, number: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query('SELECT 1 FROM proxy_numbers WHERE provider = $1 AND number = $2', [
-      provider,
-      number,
-    ]);
-    return rows.length > 0;
-  }
-
-  private async findActiveSession(provider: string, proxyNumber: string, sender: string): Promise<Session | null> {
-    return this.dataSource
-      .getRepository(Session)
-      .createQueryBuilder('s')
-      .innerJoin('session_participants', 'sp', 'sp.session_id = s.id AND sp.active AND sp.expires_at > now() AND sp.number = :sender', {
-        sender,
-      })
-      .innerJoin('proxy_numbers', 'pn', 'pn.id = sp.proxy_number_id AND pn.provider = :provider AND pn.number = :proxyNumber', {
-        provider,
-        proxyNumber,
-      })
-      .where(`s.status = 'active' AND s.expires_at > now()`)
-      .getOne();
   }
 }

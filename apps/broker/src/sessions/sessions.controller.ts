@@ -41,7 +41,7 @@ export class SessionsController {
       body,
       response,
       () => this.sessions.create(principal.accountId, body, key),
-      () => this.sessions.createdWith(principal.accountId, key),
+      () => this.sessions.takeOver(principal.accountId, key),
     );
   }
 

@@ -1,20 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, Not } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
-import { Interaction } from '../relay/interaction.entity';
+import { InteractionRepository } from '../relay/interaction.repository';
 import { DestinationPolicy } from '../destinations/destination-policy';
-import { SessionEvents } from './session-events';
+import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
 import { ParticipantLimitError, PoolExhaustedError, SessionAllocator } from './session-allocator';
-import { Session } from './session.entity';
+import type { Session } from './session.entity';
+import { SessionRepository } from './session.repository';
 
 interface Attempt {
   provider: string;
@@ -30,11 +29,11 @@ export class SessionsService {
   private readonly logger = new Logger(SessionsService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: SessionRepository,
+    private readonly interactionRecords: InteractionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
     private readonly allocator: SessionAllocator,
-    private readonly events: SessionEvents,
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
     private readonly destinations: DestinationPolicy,
@@ -109,12 +108,24 @@ export class SessionsService {
     return problem;
   }
 
+  /**
+   * A takeover of a key whose create died: the reservation it left pending (killed in the provider's bind)
+   * is dropped at once rather than by the sweeper a minute later, and the session it made, if it got that
+   * far, is the answer. The dead create is fenced: its activation would find no pending row.
+   */
+  async takeOver(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
+    const dropped = await this.sessions.dropPendingCreatedWith(accountId, idempotencyKey);
+    for (const row of dropped) {
+      this.logger.warn(
+        `dropped reservation ${row.id} (${row.provider} ${row.proxyNumber}) left pending by a create that died; its key was taken over`,
+      );
+    }
+    return this.createdWith(accountId, idempotencyKey);
+  }
+
   /** The session a create with this key made (activated; a reservation left pending is not one), if any. */
   async createdWith(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
-    const session = await this.dataSource.getRepository(Session).findOne({
-      where: { accountId, idempotencyKey, status: Not('pending') },
-      order: { createdAt: 'ASC' },
-    });
+    const session = await this.sessions.findCreatedWith(accountId, idempotencyKey);
     return session ? SessionDto.from(session) : null;
   }
 
@@ -124,22 +135,8 @@ export class SessionsService {
 
   async list(accountId: string, query: ListSessionsQueryDto): Promise<SessionListDto> {
     const limit = query.limit ?? 50;
-    const qb = this.dataSource
-      .getRepository(Session)
-      .createQueryBuilder('s')
-      .where('s.accountId = :accountId', { accountId })
-      .andWhere(`s.status <> 'pending'`)
-      .orderBy('s.createdAt', 'DESC')
-      .addOrderBy('s.id', 'DESC')
-      .limit(limit + 1);
-    if (query.status === 'active') qb.andWhere(`s.status = 'active' AND s.expiresAt > now()`);
-    if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
-    if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
-    if (query.cursor) {
-      const cursor = decodePageCursor(query.cursor);
-      qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: cursor.at, id: cursor.id });
-    }
-    const rows = await qb.getMany();
+    const before = query.cursor ? decodePageCursor(query.cursor) : undefined;
+    const rows = await this.sessions.page({ accountId, status: query.status, before, limit: limit + 1 });
     const page = rows.slice(0, limit);
     const now = new Date();
     return {
@@ -150,17 +147,16 @@ export class SessionsService {
 
   /** Closes an active session and releases its binding; closing it again changes nothing. */
   async close(accountId: string, id: string): Promise<SessionDto> {
-    const closed = await this.dataSource.transaction(async (manager) => {
-      const session = await manager.getRepository(Session).findOne({ where: { id, accountId }, lock: { mode: 'pessimistic_write' } });
+    const closed = await this.sessions.transaction(async (tx) => {
+      const session = await tx.lock(accountId, id);
       if (!session || session.status === 'pending') throw notFound();
       if (session.status !== 'active') return { session, changed: false };
-      const expired = session.expiresAt <= new Date();
-      session.status = expired ? 'expired' : 'closed';
-      session.endedAt = new Date();
-      await manager.getRepository(Session).update({ id }, { status: session.status, endedAt: session.endedAt });
-      await manager.query('UPDATE session_participants SET active = false WHERE session_id = $1', [id]);
-      await this.events.ended(manager, session, session.status);
-      return { session, changed: true };
+      const now = new Date();
+      const status = session.expiresAt <= now ? 'expired' : 'closed';
+      const ended: Session = { ...session, status, endedAt: now };
+      await tx.end([ended]);
+      await tx.record(sessionEnded(ended, status));
+      return { session: ended, changed: true };
     });
     if (closed.changed) await this.releaseBinding(closed.session);
     return SessionDto.from(closed.session);
@@ -168,7 +164,7 @@ export class SessionsService {
 
   async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
     await this.find(accountId, id);
-    const rows = await this.dataSource.getRepository(Interaction).find({ where: { sessionId: id }, order: { createdAt: 'ASC' } });
+    const rows = await this.interactionRecords.forSession(id);
     return rows.map((i) => ({
       id: i.id,
       channel: i.channel,
@@ -182,7 +178,7 @@ export class SessionsService {
   /** Asks the session's provider to unbind; on failure the sweeper tries again later. */
   async releaseBinding(session: Session): Promise<boolean> {
     if (!session.bindingId) {
-      await this.dataSource.query('UPDATE sessions SET released_at = now() WHERE id = $1 AND released_at IS NULL', [session.id]);
+      await this.sessions.markReleased(session.id);
       return true;
     }
     if (!this.registry.has(session.provider)) return false;
@@ -191,7 +187,7 @@ export class SessionsService {
     );
     // A refusal caused by our own request (the binding is already gone) needs no retry either.
     if (result.ok || !result.failure.countsAgainstProvider) {
-      await this.dataSource.query('UPDATE sessions SET released_at = now() WHERE id = $1', [session.id]);
+      await this.sessions.markReleased(session.id);
       return true;
     }
     this.logger.warn(`unbinding session ${session.id} on ${session.provider} failed (${result.failure.reason}); will retry`);
@@ -208,10 +204,10 @@ export class SessionsService {
     }
   }
 
-  /** One statement, one commit: the activation and its `session.created` event (SessionEvents.activated). */
+  /** One statement, one commit: the activation and its `session.created` event. */
   private async activate(reservation: Session, bindingId: string | null): Promise<Session> {
     const session: Session = { ...reservation, status: 'active', bindingId };
-    if (await this.events.activated(this.dataSource, session)) return session;
+    if (await this.sessions.activate(session, sessionCreated(session))) return session;
     // The sweeper removed the reservation while the bind took too long: no 201 for a session that is not stored.
     this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
     await this.releaseBinding(session);
@@ -226,7 +222,7 @@ export class SessionsService {
   }
 
   private async find(accountId: string, id: string): Promise<Session> {
-    const session = await this.dataSource.getRepository(Session).findOne({ where: { id, accountId } });
+    const session = await this.sessions.find(accountId, id);
     // Another account's session, or one not made yet, is simply not there.
     if (!session || session.status === 'pending') throw notFound();
     return session;

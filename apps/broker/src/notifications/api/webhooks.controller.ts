@@ -1,10 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../../accounts';
 import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
-import { CallbackUrlValidator } from '../targets/callback-url-validator';
+import { DefaultCallbackUrls } from '../targets/default-callback-urls';
 import {
   CallbackUrlDto,
   RevealedWebhookSecretDto,
@@ -23,9 +21,8 @@ import { WebhookHistory } from './webhook-history';
 export class WebhooksController {
   constructor(
     private readonly history: WebhookHistory,
-    private readonly urls: CallbackUrlValidator,
+    private readonly callbackUrls: DefaultCallbackUrls,
     @Inject(WebhookSecrets) private readonly secrets: WebhookSecrets,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   @Get('events')
@@ -45,11 +42,8 @@ export class WebhooksController {
   @Get('account/callback-url')
   @ApiOperation({ summary: 'Where session events go when a session has no callbackUrl of its own.' })
   @ApiOkResponse({ type: CallbackUrlDto })
-  async callbackUrl(@CurrentPrincipal() principal: Principal): Promise<CallbackUrlDto> {
-    const [row] = (await this.dataSource.query('SELECT default_callback_url FROM accounts WHERE id = $1', [principal.accountId])) as Array<{
-      default_callback_url: string | null;
-    }>;
-    return { callbackUrl: row?.default_callback_url ?? null };
+  callbackUrl(@CurrentPrincipal() principal: Principal): Promise<CallbackUrlDto> {
+    return this.callbackUrls.get(principal.accountId);
   }
 
   @Put('account/callback-url')
@@ -57,12 +51,8 @@ export class WebhooksController {
     summary: 'Set (or clear, with null) the default callback URL. Public http(s) addresses only, at most 2,048 characters.',
   })
   @ApiOkResponse({ type: CallbackUrlDto })
-  async setCallbackUrl(@CurrentPrincipal() principal: Principal, @Body() body: SetCallbackUrlDto): Promise<CallbackUrlDto> {
-    if (body.callbackUrl !== null) this.urls.assertAcceptable(body.callbackUrl);
-    await this.dataSource.query('UPDATE accounts SET default_callback_url = $2 WHERE id = $1', [principal.accountId, body.callbackUrl]);
-    // Deliveries will be signed: a secret the account has not seen yet is shown in this answer, once.
-    const unseen = body.callbackUrl !== null ? await this.secrets.reveal(principal.accountId) : null;
-    return unseen ? { callbackUrl: body.callbackUrl, webhookSecret: unseen.secret } : { callbackUrl: body.callbackUrl };
+  setCallbackUrl(@CurrentPrincipal() principal: Principal, @Body() body: SetCallbackUrlDto): Promise<CallbackUrlDto> {
+    return this.callbackUrls.set(principal.accountId, body.callbackUrl);
   }
 
   @Post('account/webhook-secret/reveal')

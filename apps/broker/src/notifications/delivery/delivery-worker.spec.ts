@@ -5,14 +5,13 @@
  */
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, ManualClock, WebhookReceiver } from '@app/testing';
 import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
 import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
 import { verifyWebhook } from '../signature';
-import { ManualClock, WebhookReceiver } from '../testing/webhook-receiver';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
 import { WebhookSender } from './webhook-sender';

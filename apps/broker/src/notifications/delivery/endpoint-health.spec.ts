@@ -1,4 +1,4 @@
-import { ManualClock } from '../testing/webhook-receiver';
+import { ManualClock } from '@app/testing';
 import { EndpointHealth, endpointPolicies, type EndpointHealthSettings, type Gate } from './endpoint-health';
 
 const MIN = 60_000;

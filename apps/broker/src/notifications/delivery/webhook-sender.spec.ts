@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
-import { HOSTILE_URLS } from '../testing/hostile-urls';
-import { WebhookReceiver } from '../testing/webhook-receiver';
+import { HOSTILE_URLS, WebhookReceiver } from '@app/testing';
 import { MAX_RESPONSE_READ_BYTES, WebhookSender, type SenderSettings } from './webhook-sender';
 
 const settings: SenderSettings = { connectTimeoutMs: 5_000, attemptTimeoutMs: 15_000, allowPrivateTargets: true };

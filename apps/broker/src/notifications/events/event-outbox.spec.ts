@@ -5,9 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing';
 import { ENTITIES } from '../../database/entities';
-import { ManualClock } from '../testing/webhook-receiver';
 import { EventOutbox } from './event-outbox';
 
 const T0 = Date.UTC(2026, 6, 15, 12, 0, 0);

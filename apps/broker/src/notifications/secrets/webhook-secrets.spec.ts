@@ -6,7 +6,7 @@
 import { DataSource } from 'typeorm';
 import type { MigrationInterface } from 'typeorm';
 import { MIGRATIONS, brokerDataSourceOptions } from '@app/database';
-import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing';
 import { AccountRepository } from '../../accounts/account.repository';
 import { AccountsService } from '../../accounts/accounts.service';
 import { loadConfig } from '../../config';
@@ -14,7 +14,6 @@ import { ENTITIES } from '../../database/entities';
 import type { ClaimedDelivery } from '../delivery/delivery-store';
 import { SignedRequestPreparer } from '../delivery/signed-request';
 import { verifyWebhook } from '../signature';
-import { ManualClock } from '../testing/webhook-receiver';
 import { WebhookSecrets } from './webhook-secrets';
 
 const T0 = Date.UTC(2026, 6, 15, 12, 0, 0);

@@ -1,5 +1,5 @@
 import type { LookupAddress } from 'node:dns';
-import { HOSTILE_URLS } from '../testing/hostile-urls';
+import { HOSTILE_URLS } from '@app/testing';
 import { addressProblem, callbackUrlProblem, guardedLookup, parseIPv6, type Resolver } from './target-policy';
 
 const strict = { allowPrivateTargets: false };

@@ -1,18 +1,34 @@
 /**
- * The ops page's script, run by the browser as it is (no build step). It opens an EventSource on
- * /v1/health/cpaas/stream, loads the last hour of transitions from /v1/health/cpaas/history, and
- * redraws the provider cards, the state timeline, the error-rate chart and the transition table.
- * Kept free of backticks and dollar-brace so it can live in this template literal.
+ * The ops page's script, run by the browser as it is (no build step, no modules). It opens an
+ * EventSource on /v1/health/cpaas/stream, loads the last hour of transitions from
+ * /v1/health/cpaas/history, and redraws the provider cards, the state timeline, the error-rate chart
+ * and the transition table.
  */
-export const OPS_PAGE_JS = String.raw`(function () {
+(function () {
   'use strict';
 
   var HOUR_MS = 3600000;
   var SVG_NS = 'http://www.w3.org/2000/svg';
   var STATE_COLOURS = { CLOSED: '#1a7f37', HALF_OPEN: '#b7791f', OPEN: '#c62828' };
   var LINE_COLOURS = ['#1f6feb', '#8250df', '#0a7ea4', '#bf3989', '#953800', '#6e7781'];
-  var SHOWN = ['name', 'state', 'openedAt', 'lastError', 'disabled', 'disabledReason', 'since', 'reason', 'consecutiveFailures',
-    'windowCalls', 'windowErrorRate', 'healthPasses', 'probes', 'probeSuccesses', 'activeSessions', 'pool'];
+  var SHOWN = [
+    'name',
+    'state',
+    'openedAt',
+    'lastError',
+    'disabled',
+    'disabledReason',
+    'since',
+    'reason',
+    'consecutiveFailures',
+    'windowCalls',
+    'windowErrorRate',
+    'healthPasses',
+    'probes',
+    'probeSuccesses',
+    'activeSessions',
+    'pool',
+  ];
 
   var providers = {};
   var order = [];
@@ -78,9 +94,11 @@ export const OPS_PAGE_JS = String.raw`(function () {
     if (typeof value.inUse === 'number' && typeof value.total === 'number') {
       return value.inUse + ' / ' + value.total + ' numbers in use';
     }
-    return Object.keys(value).map(function (key) {
-      return key + ': ' + describe(value[key]);
-    }).join(', ');
+    return Object.keys(value)
+      .map(function (key) {
+        return key + ': ' + describe(value[key]);
+      })
+      .join(', ');
   }
 
   function colourOf(name) {
@@ -93,7 +111,9 @@ export const OPS_PAGE_JS = String.raw`(function () {
   function applySnapshot(body) {
     var at = Date.parse(body.timestamp);
     if (!isNaN(at)) clockOffsetMs = at - Date.now();
-    order = body.providers.map(function (p) { return p.name; });
+    order = body.providers.map(function (p) {
+      return p.name;
+    });
     body.providers.forEach(function (p) {
       providers[p.name] = p;
       var series = rates[p.name] || (rates[p.name] = []);
@@ -117,7 +137,9 @@ export const OPS_PAGE_JS = String.raw`(function () {
     if (transitionKeys[key]) return false;
     transitionKeys[key] = true;
     transitions.push({ provider: t.provider, from: t.from, to: t.to, reason: t.reason, lastError: t.lastError, at: at });
-    transitions.sort(function (a, b) { return b.at - a.at; });
+    transitions.sort(function (a, b) {
+      return b.at - a.at;
+    });
     return true;
   }
 
@@ -186,7 +208,10 @@ export const OPS_PAGE_JS = String.raw`(function () {
 
   /** A field a newer broker adds, as a label: lastProbeAt becomes "Last probe at". */
   function words(key) {
-    var text = key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/_/g, ' ').toLowerCase();
+    var text = key
+      .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+      .replace(/_/g, ' ')
+      .toLowerCase();
     return text.charAt(0).toUpperCase() + text.slice(1);
   }
 
@@ -226,10 +251,17 @@ export const OPS_PAGE_JS = String.raw`(function () {
       // The counters of the opening rules mean something only while CLOSED; an OPEN card says why it opened above.
       if (p.state === 'CLOSED') {
         row(list, 'Failures in a row', p.consecutiveFailures === undefined ? '—' : p.consecutiveFailures);
-        row(list, 'Error rate, last 2 min', typeof p.windowCalls === 'number' && p.windowCalls > 0 ? percent(p.windowErrorRate) + ' of ' + p.windowCalls + ' calls' : 'no calls');
+        row(
+          list,
+          'Error rate, last 2 min',
+          typeof p.windowCalls === 'number' && p.windowCalls > 0
+            ? percent(p.windowErrorRate) + ' of ' + p.windowCalls + ' calls'
+            : 'no calls',
+        );
       }
       if (p.state === 'OPEN' && typeof p.healthPasses === 'number') row(list, 'Health checks passed in a row', p.healthPasses);
-      if (p.state === 'HALF_OPEN' && typeof p.probes === 'number') row(list, 'Probes', (p.probeSuccesses || 0) + ' of ' + p.probes + ' succeeded');
+      if (p.state === 'HALF_OPEN' && typeof p.probes === 'number')
+        row(list, 'Probes', (p.probeSuccesses || 0) + ' of ' + p.probes + ' succeeded');
       row(list, 'Disabled', p.disabled ? 'yes, by an operator' + (p.disabledReason ? ': ' + p.disabledReason : '') : 'no');
       if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions));
       if (p.pool !== undefined) row(list, 'Pool', describe(p.pool));
@@ -269,9 +301,18 @@ export const OPS_PAGE_JS = String.raw`(function () {
     order.forEach(function (name, lane) {
       var y = lane * (LANE_H + 8) + 4;
       chart.appendChild(svg('text', { x: 0, y: y + LANE_H / 2 + 4, class: 'lane-label' }, name));
-      var own = transitions.filter(function (t) { return t.provider === name; }).slice().reverse();
-      var before = own.filter(function (t) { return t.at < start; });
-      var inside = own.filter(function (t) { return t.at >= start; });
+      var own = transitions
+        .filter(function (t) {
+          return t.provider === name;
+        })
+        .slice()
+        .reverse();
+      var before = own.filter(function (t) {
+        return t.at < start;
+      });
+      var inside = own.filter(function (t) {
+        return t.at >= start;
+      });
       var current = providers[name] ? providers[name].state : undefined;
       var state = before.length ? before[before.length - 1].to : inside.length ? inside[0].from : current || 'CLOSED';
       // Nothing happened in the hour: the lane starts when the current state began, not before the broker knew it.
@@ -284,7 +325,14 @@ export const OPS_PAGE_JS = String.raw`(function () {
       });
       segment(chart, from, end, current === undefined ? state : current, y, start);
       inside.forEach(function (t) {
-        var marker = svg('circle', { cx: xOf(t.at, start), cy: y + LANE_H / 2, r: 4, fill: '#ffffff', stroke: STATE_COLOURS[t.to] || '#000000', 'stroke-width': 2 });
+        var marker = svg('circle', {
+          cx: xOf(t.at, start),
+          cy: y + LANE_H / 2,
+          r: 4,
+          fill: '#ffffff',
+          stroke: STATE_COLOURS[t.to] || '#000000',
+          'stroke-width': 2,
+        });
         marker.appendChild(svg('title', {}, clock(t.at) + '  ' + t.from + ' → ' + t.to + (t.reason ? ': ' + t.reason : '')));
         chart.appendChild(marker);
       });
@@ -296,7 +344,14 @@ export const OPS_PAGE_JS = String.raw`(function () {
 
   function segment(chart, from, to, state, y, start) {
     if (to <= from) return;
-    var rect = svg('rect', { x: xOf(from, start), y: y, width: Math.max(1, xOf(to, start) - xOf(from, start)), height: LANE_H, fill: STATE_COLOURS[state] || '#6e7781', rx: 2 });
+    var rect = svg('rect', {
+      x: xOf(from, start),
+      y: y,
+      width: Math.max(1, xOf(to, start) - xOf(from, start)),
+      height: LANE_H,
+      fill: STATE_COLOURS[state] || '#6e7781',
+      rx: 2,
+    });
     rect.appendChild(svg('title', {}, state + ' from ' + clock(from) + ' to ' + clock(to)));
     chart.appendChild(rect);
   }
@@ -308,7 +363,9 @@ export const OPS_PAGE_JS = String.raw`(function () {
     var top = 150;
     var peak = 0;
     order.forEach(function (name) {
-      (rates[name] || []).forEach(function (point) { peak = Math.max(peak, point.rate); });
+      (rates[name] || []).forEach(function (point) {
+        peak = Math.max(peak, point.rate);
+      });
     });
     var scale = peak <= 0.1 ? 0.1 : peak <= 0.25 ? 0.25 : peak <= 0.5 ? 0.5 : 1;
     var chart = svg('svg', { viewBox: '0 0 ' + WIDTH + ' ' + (top + 22), preserveAspectRatio: 'xMidYMid meet' });
@@ -318,12 +375,14 @@ export const OPS_PAGE_JS = String.raw`(function () {
       chart.appendChild(svg('text', { x: LABEL_W - 8, y: y + 4, 'text-anchor': 'end' }, (f * scale * 100).toFixed(0) + ' %'));
     });
     order.forEach(function (name) {
-      var series = (rates[name] || []).filter(function (point) { return point.at >= start; });
+      var series = (rates[name] || []).filter(function (point) {
+        return point.at >= start;
+      });
       if (!series.length) return;
       var points = series.map(function (point) {
         return xOf(point.at, start).toFixed(1) + ',' + (top - (Math.min(point.rate, scale) / scale) * (top - 10)).toFixed(1);
       });
-      if (points.length === 1) points.push((xOf(end, start)).toFixed(1) + ',' + points[0].split(',')[1]);
+      if (points.length === 1) points.push(xOf(end, start).toFixed(1) + ',' + points[0].split(',')[1]);
       chart.appendChild(svg('polyline', { points: points.join(' '), fill: 'none', stroke: colourOf(name), 'stroke-width': 2 }));
     });
     axis(chart, top, start);
@@ -346,7 +405,11 @@ export const OPS_PAGE_JS = String.raw`(function () {
   function renderTransitions() {
     var body = document.querySelector('#transitions tbody');
     body.textContent = '';
-    var recent = transitions.filter(function (t) { return t.at >= now() - HOUR_MS; }).slice(0, 100);
+    var recent = transitions
+      .filter(function (t) {
+        return t.at >= now() - HOUR_MS;
+      })
+      .slice(0, 100);
     recent.forEach(function (t) {
       var tr = el('tr');
       tr.dataset.provider = t.provider;
@@ -372,4 +435,3 @@ export const OPS_PAGE_JS = String.raw`(function () {
   connect();
   loadHistory();
 })();
-`;

@@ -1,0 +1,214 @@
+/**
+ * The SQL of the session aggregate (sessions and their participant rows), except the reservation, which
+ * is the allocator's. A change and the event it causes are written together: `activate` in one statement,
+ * the others in one transaction (`transaction`), so a committed change always has its event.
+ */
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, Not, type EntityManager } from 'typeorm';
+import type { PageCursor } from '../common/pagination/page-cursor';
+import { EventOutbox, type Queryable, type SessionEventInput } from '../notifications';
+import { Session, type SessionStatus } from './session.entity';
+
+export type SessionListStatus = 'active' | 'closed' | 'expired';
+
+export interface SessionPageQuery {
+  readonly accountId: string;
+  /** A session past its expiresAt counts as expired, whether or not the sweeper has marked it. */
+  readonly status?: SessionListStatus;
+  /** Only sessions before this one in the order (newest first). */
+  readonly before?: PageCursor;
+  readonly limit: number;
+}
+
+/** A reservation dropped because the process that made it stopped mid-create. */
+export interface DroppedReservation {
+  readonly id: string;
+  readonly provider: string;
+  readonly proxyNumber: string;
+}
+
+/** What one transaction can do; its changes and events commit together or not at all. */
+export interface SessionTransaction {
+  /** The account's session, row-locked until the transaction ends; null when there is none. */
+  lock(accountId: string, id: string): Promise<Session | null>;
+  /** Up to `limit` active sessions past their expiresAt, oldest first, locked; those another replica holds are skipped. */
+  lockExpired(limit: number): Promise<Session[]>;
+  /** Writes each session's ended status and endedAt, and frees its participants for other sessions. */
+  end(sessions: readonly Session[]): Promise<void>;
+  /** Records an event in the outbox, in this transaction. */
+  record(event: SessionEventInput): Promise<void>;
+}
+
+/** What the session service and the sweeper need from storage (PostgresSessionRepository; specs use a fake). */
+export abstract class SessionRepository {
+  abstract transaction<T>(work: (tx: SessionTransaction) => Promise<T>): Promise<T>;
+  /** The account's session in any status, pending included; null when there is none. */
+  abstract find(accountId: string, id: string): Promise<Session | null>;
+  /** The first session a create with this key activated (a reservation left pending is not one). */
+  abstract findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null>;
+  /** Up to `limit` of the account's sessions, newest first, pending ones left out. */
+  abstract page(query: SessionPageQuery): Promise<Session[]>;
+  /** Makes the reservation active with its binding and records `event`, both or neither; false when it was no longer pending. */
+  abstract activate(session: Session, event: SessionEventInput): Promise<boolean>;
+  /** Notes that the session's binding is released (unbound, or nothing to unbind); the first time counts. */
+  abstract markReleased(id: string): Promise<void>;
+  /** Up to `limit` ended sessions whose binding is not released yet, longest ended first. */
+  abstract unreleased(limit: number): Promise<Session[]>;
+  /** Removes reservations still pending after `olderThanMs`. */
+  abstract dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]>;
+  /** Removes the reservations a create with this key left pending (it died; its key was taken over). */
+  abstract dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]>;
+  /** The active session in which `participant` reaches the others through `proxyNumber` on `provider`. */
+  abstract findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null>;
+}
+
+const ACTIVATE_SQL = `UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending' RETURNING id`;
+
+/**
+ * The activation and its event in one statement: one round trip, atomic without an explicit transaction.
+ * Exported for the benchmark, which runs the broker's own statements without the app.
+ */
+export async function activateWithEvent(
+  runner: Queryable,
+  outbox: EventOutbox,
+  session: Session,
+  event: SessionEventInput,
+): Promise<boolean> {
+  const recorded = await outbox.recordWithChange(runner, { sql: ACTIVATE_SQL, params: [session.id, session.bindingId] }, event);
+  return recorded !== null;
+}
+
+@Injectable()
+export class PostgresSessionRepository implements SessionRepository {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbox: EventOutbox,
+  ) {}
+
+  transaction<T>(work: (tx: SessionTransaction) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction((manager) => work(new PostgresSessionTransaction(manager, this.outbox)));
+  }
+
+  find(accountId: string, id: string): Promise<Session | null> {
+    return this.dataSource.getRepository(Session).findOne({ where: { id, accountId } });
+  }
+
+  findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null> {
+    return this.dataSource.getRepository(Session).findOne({
+      where: { accountId, idempotencyKey, status: Not<SessionStatus>('pending') },
+      order: { createdAt: 'ASC' },
+    });
+  }
+
+  page(query: SessionPageQuery): Promise<Session[]> {
+    const qb = this.dataSource
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .where('s.accountId = :accountId', { accountId: query.accountId })
+      .andWhere(`s.status <> 'pending'`)
+      .orderBy('s.createdAt', 'DESC')
+      .addOrderBy('s.id', 'DESC')
+      .limit(query.limit);
+    if (query.status === 'active') qb.andWhere(`s.status = 'active' AND s.expiresAt > now()`);
+    if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
+    if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
+    if (query.before) qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: query.before.at, id: query.before.id });
+    return qb.getMany();
+  }
+
+  activate(session: Session, event: SessionEventInput): Promise<boolean> {
+    return activateWithEvent(this.dataSource, this.outbox, session, event);
+  }
+
+  async markReleased(id: string): Promise<void> {
+    await this.dataSource.query('UPDATE sessions SET released_at = now() WHERE id = $1 AND released_at IS NULL', [id]);
+  }
+
+  unreleased(limit: number): Promise<Session[]> {
+    return this.dataSource
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .where(`s.status IN ('closed', 'expired') AND s.releasedAt IS NULL`)
+      .orderBy('s.endedAt')
+      .limit(limit)
+      .getMany();
+  }
+
+  dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]> {
+    return this.dropPending(`created_at < now() - make_interval(secs => $1)`, [olderThanMs / 1000]);
+  }
+
+  dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
+    return this.dropPending('account_id = $1 AND idempotency_key = $2', [accountId, idempotencyKey]);
+  }
+
+  /** Deletes the pending sessions that also match `where` (its own `$1`, `$2`, …). */
+  private async dropPending(where: string, params: unknown[]): Promise<DroppedReservation[]> {
+    // TypeORM answers a DELETE with [rows, affected count], not the rows alone.
+    const [dropped] = await this.dataSource.query<[Array<{ id: string; provider: string; proxy_number: string }>, number]>(
+      `DELETE FROM sessions WHERE status = 'pending' AND ${where} RETURNING id, provider, proxy_number`,
+      params,
+    );
+    return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
+  }
+
+  findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null> {
+    return this.dataSource
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .innerJoin(
+        'session_participants',
+        'sp',
+        'sp.session_id = s.id AND sp.active AND sp.expires_at > now() AND sp.number = :participant',
+        {
+          participant,
+        },
+      )
+      .innerJoin('proxy_numbers', 'pn', 'pn.id = sp.proxy_number_id AND pn.provider = :provider AND pn.number = :proxyNumber', {
+        provider,
+        proxyNumber,
+      })
+      .where(`s.status = 'active' AND s.expires_at > now()`)
+      .getOne();
+  }
+}
+
+class PostgresSessionTransaction implements SessionTransaction {
+  constructor(
+    private readonly manager: EntityManager,
+    private readonly outbox: EventOutbox,
+  ) {}
+
+  lock(accountId: string, id: string): Promise<Session | null> {
+    return this.manager.getRepository(Session).findOne({ where: { id, accountId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  lockExpired(limit: number): Promise<Session[]> {
+    return this.manager
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .setLock('pessimistic_write')
+      .setOnLocked('skip_locked')
+      .where(`s.status = 'active' AND s.expiresAt <= now()`)
+      .orderBy('s.expiresAt')
+      .limit(limit)
+      .getMany();
+  }
+
+  async end(sessions: readonly Session[]): Promise<void> {
+    if (sessions.length === 0) return;
+    const ids = sessions.map((s) => s.id);
+    await this.manager.query(
+      `UPDATE sessions s SET status = e.status, ended_at = e.ended_at
+         FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS e(id, status, ended_at)
+        WHERE s.id = e.id`,
+      [ids, sessions.map((s) => s.status), sessions.map((s) => s.endedAt)],
+    );
+    await this.manager.query('UPDATE session_participants SET active = false WHERE session_id = ANY($1::uuid[])', [ids]);
+  }
+
+  async record(event: SessionEventInput): Promise<void> {
+    await this.outbox.record(this.manager, event);
+  }
+}

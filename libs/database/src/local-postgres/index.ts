@@ -1,0 +1,2 @@
+export { LocalPostgres, type LocalPostgresOptions } from './local-postgres';
+export { LocalPostgresError } from './errors';
