@@ -1,5 +1,6 @@
 /**
- * The admin API (ADMIN_TOKEN): the proxy-number pool, accounts and API keys.
+ * The admin API (ADMIN_TOKEN): the proxy-number pool (numbers dedicated to one account included),
+ * accounts and API keys.
  */
 import request from 'supertest';
 import { PoolUsage } from '../apps/broker/src/providers/pool-usage';
@@ -79,6 +80,51 @@ describe('admin API', () => {
       .expect(201);
     expect(again.body.enabled).toBe(true);
     expect((await createSession(broker.url, sessionBody(freshPair())).expect(201)).body.provider).toBe('primary');
+  });
+
+  it('dedicates a number to one account: only its sessions get it, the list shows it, and it can go back to the shared pool', async () => {
+    const owner = (await request(broker.url).post('/v1/admin/accounts').set(admin).send({ name: 'dedicated fleet' }).expect(201)).body;
+    const added = (
+      await request(broker.url).post('/v1/admin/numbers').set(admin).send({ provider: 'primary', number: '+2349010009901' }).expect(201)
+    ).body;
+    expect(added.accountId).toBeNull();
+    const dedicated = await request(broker.url)
+      .put(`/v1/admin/numbers/${added.id}/account`)
+      .set(admin)
+      .send({ accountId: owner.account.id })
+      .expect(200);
+    expect(dedicated.body).toMatchObject({ id: added.id, accountId: owner.account.id });
+    const listed = (await request(broker.url).get('/v1/admin/numbers?provider=primary').set(admin).expect(200)).body.numbers;
+    expect(listed.find((n: { id: string }) => n.id === added.id).accountId).toBe(owner.account.id);
+
+    // Another account's sessions with one person take every shared number on primary that is free for
+    // them, then go to the failover: never to the dedicated number.
+    const person = '+2348030009901';
+    const shared = listed.filter((n: { enabled: boolean; accountId: string | null }) => n.enabled && n.accountId === null);
+    const others = [];
+    for (let i = 0; i < shared.length + 1; i++)
+      others.push((await createSession(broker.url, sessionBody([person, `+23480300099${10 + i}`])).expect(201)).body);
+    expect(others.map((s) => s.proxyNumber)).not.toContain('+2349010009901');
+    expect(others.at(-1).provider).toBe('failover');
+    // The owner's session with the same person gets its own number, first.
+    const own = (await createSession(broker.url, sessionBody([person, '+2348030009950']), owner.apiKey.key).expect(201)).body;
+    expect(own).toMatchObject({ provider: 'primary', proxyNumber: '+2349010009901' });
+
+    const back = await request(broker.url).delete(`/v1/admin/numbers/${added.id}/account`).set(admin).expect(200);
+    expect(back.body.accountId).toBeNull();
+    const unknown = await request(broker.url)
+      .put(`/v1/admin/numbers/${added.id}/account`)
+      .set(admin)
+      .send({ accountId: '7f1d5c0a-0000-4000-8000-000000000000' })
+      .expect(422);
+    expect(unknown.body.errors.map((e: { field: string }) => e.field)).toEqual(['accountId']);
+    const bad = await request(broker.url).put(`/v1/admin/numbers/${added.id}/account`).set(admin).send({ accountId: 'x' }).expect(400);
+    expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual(['accountId']);
+    await request(broker.url)
+      .put('/v1/admin/numbers/7f1d5c0a-0000-4000-8000-000000000000/account')
+      .set(admin)
+      .send({ accountId: owner.account.id })
+      .expect(404);
   });
 
   it('creates accounts and keys (shown once, stored hashed) and revokes keys', async () => {

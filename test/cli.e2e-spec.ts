@@ -149,14 +149,31 @@ describe('operator CLI against the running broker', () => {
     const listed = await cli('numbers', 'list', '--provider', 'failover');
     expect(listed.code).toBe(0);
     const lines = listed.out.split('\n');
-    expect(lines[0]).toMatch(/^ID\s+PROVIDER\s+NUMBER\s+CAPABILITIES\s+ENABLED\s+ACTIVE SESSIONS$/);
+    expect(lines[0]).toMatch(/^ID\s+PROVIDER\s+NUMBER\s+CAPABILITIES\s+ENABLED\s+ACTIVE SESSIONS\s+ACCOUNT$/);
     expect(lines.slice(1).every((line) => /^\S+\s+failover\s/.test(line))).toBe(true);
-    expect(listed.out).toMatch(/\+2349020009901\s+sms\s+yes\s+0/);
+    expect(listed.out).toMatch(/\+2349020009901\s+sms\s+yes\s+0\s+shared$/m);
 
     const pool = await json<{ numbers: Array<{ id: string; number: string }> }>('numbers', 'list');
     const id = pool.numbers.find((n) => n.number === '+2349020009901')!.id;
     expect((await cli('numbers', 'disable', id)).out).toContain(`disabled  ${id}`);
     expect((await cli('numbers', 'list', '--provider', 'failover')).out).toMatch(/\+2349020009901\s+sms\s+no\s/);
+  });
+
+  it('dedicates a proxy number to one account and returns it to the shared pool', async () => {
+    const created = await cli('accounts', 'create', 'fleet with its own numbers');
+    const accountId = /account {2}(\S+)/.exec(created.out)![1];
+    const added = await json<{ id: string }>('numbers', 'add', 'primary', '+2349010009902');
+
+    const dedicated = await cli('numbers', 'dedicate', added.id, accountId);
+    expect(dedicated).toEqual({ code: 0, out: `dedicated  ${added.id}  primary  +2349010009902  to ${accountId}`, err: '' });
+    expect((await cli('numbers', 'list', '--provider', 'primary')).out).toMatch(new RegExp(`\\+2349010009902\\s.*\\s${accountId}$`, 'm'));
+
+    expect((await cli('numbers', 'share', added.id)).out).toBe(`shared  ${added.id}  primary  +2349010009902`);
+    expect((await cli('numbers', 'list', '--provider', 'primary')).out).toMatch(/\+2349010009902\s.*\sshared$/m);
+
+    const unknown = await cli('numbers', 'dedicate', added.id, '7f1d5c0a-0000-4000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/^broker: accountId: no account .*\(422 /);
   });
 
   it('prints the broker’s problem detail on one line, with exit code 1', async () => {

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY } from './support/api-client';
 import { TEST_WEBHOOK_SECRET, startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
+import { SessionReservationRepository } from '../apps/broker/src/sessions/session-reservation.repository';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 
 const MAIN = 'dist/apps/broker/src/main.js';
@@ -61,6 +62,24 @@ function openStream(
       res.on('data', (chunk: Buffer) => (body += chunk.toString()));
       if (res.statusCode === 200) resolve({ status: 200, body, req, res });
       else res.on('end', () => resolve({ status: res.statusCode!, body, req, res }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** GET `path` with `Authorization: Bearer <key>` from `localAddress`. */
+function getFrom(
+  url: string,
+  localAddress: string,
+  key: string,
+  path = '/v1/sessions?limit=1',
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { localAddress, headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
     });
     req.on('error', reject);
     req.end();
@@ -270,6 +289,133 @@ describe('hostile input against the running broker', () => {
     });
   });
 
+  describe('fair use: the participant limit under concurrent creates', () => {
+    it('lets exactly SESSION_PARTICIPANT_LIMIT (3) of 12 concurrent creates for one person through, the rest 429 saying why', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          fetch(`${broker.url}/v1/sessions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              channel: 'sms',
+              participants: [{ number: '+2348099000002' }, { number: `+23480300007${String(i).padStart(2, '0')}` }],
+            }),
+          }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> })),
+        ),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([...Array(3).fill(201), ...Array(9).fill(429)]);
+      for (const refused of answers.filter((a) => a.status === 429))
+        expect(refused.body).toMatchObject({ type: '/problems/participant-limit', number: '+2348099000002', limit: 3 });
+      const active = await fetch(`${broker.url}/v1/sessions?status=active&limit=100`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      const sessions = ((await active.json()) as { sessions: Array<{ participants: Array<{ number: string }> }> }).sessions;
+      expect(sessions.filter((x) => x.participants.some((p) => p.number === '+2348099000002'))).toHaveLength(3);
+    });
+    it('holds under the worst interleaving too: 12 reservations at once, each trying a different number first', async () => {
+      // Straight to the reservation, so no two pick the same number and meet on the pool rule's index: only the
+      // limit's own index stands between them.
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const { numbers } = (await (await fetch(`${broker.url}/v1/admin/numbers?provider=primary`, { headers: admin })).json()) as {
+        numbers: Array<{ id: string }>;
+      };
+      const { accounts } = (await (await fetch(`${broker.url}/v1/admin/accounts`, { headers: admin })).json()) as {
+        accounts: Array<{ id: string; apiKeys: Array<{ prefix: string }> }>;
+      };
+      const accountId = accounts.find((a) => a.apiKeys.some((k) => API_KEY.startsWith(k.prefix)))!.id;
+      const reservations = broker.app.get(SessionReservationRepository);
+      const reserve = (i: number) => {
+        const participants: [string, string] = ['+2348099000004', `+23480300009${String(i).padStart(2, '0')}`];
+        return reservations.reserve({
+          accountId,
+          provider: 'primary',
+          channel: 'sms',
+          sortedNumbers: [...participants].sort(),
+          participants,
+          loadOrder: [...numbers.slice(i % numbers.length), ...numbers.slice(0, i % numbers.length)].map((n) => n.id),
+          ttlSeconds: 600,
+          callbackUrl: null,
+          metadata: {},
+          idempotencyKey: null,
+          participantLimit: 3,
+        });
+      };
+      // Each round runs the ones still undecided at once; a unique violation is the limit's index refusing a second
+      // holder of one slot (SessionAllocator retries those), so the next round tries them again.
+      const results: Array<Awaited<ReturnType<typeof reserve>>> = [];
+      let pending = Array.from({ length: 12 }, (_, i) => i);
+      for (let round = 0; round < 12 && pending.length > 0; round++) {
+        const settled = await Promise.allSettled(pending.map(reserve));
+        const next: number[] = [];
+        settled.forEach((outcome, at) => {
+          if (outcome.status === 'fulfilled') results.push(outcome.value);
+          else {
+            expect((outcome.reason as { driverError?: { code?: string } }).driverError?.code).toBe('23505');
+            next.push(pending[at]);
+          }
+        });
+        pending = next;
+      }
+      expect(pending).toEqual([]);
+      expect(results.filter((r) => r.reserved)).toHaveLength(3);
+      for (const refused of results.filter((r) => !r.reserved))
+        expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 } });
+      for (const r of results) if (r.reserved) await reservations.release(r.reserved.id);
+    });
+  });
+
+  describe('fair use: numbers dedicated to an account', () => {
+    let small: BrokerHarness;
+
+    beforeAll(async () => {
+      // Two numbers per provider and a limit an operator raised: one account can take every shared number a person has.
+      small = await startBroker({ ...AUTH_ENV, SIM_SEED_NUMBERS: '2', SESSION_PARTICIPANT_LIMIT: '10' });
+    }, 60_000);
+    afterAll(() => small?.close());
+
+    it('keeps a person reachable for account A on its dedicated number while account B holds every shared number for them', async () => {
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+      const create = (key: string, other: string) =>
+        fetch(`${small.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348099000003' }, { number: other }] }),
+        });
+      const { accounts } = (await (await fetch(`${small.url}/v1/admin/accounts`, { headers: admin })).json()) as {
+        accounts: Array<{ id: string; apiKeys: Array<{ prefix: string }> }>;
+      };
+      const accountA = accounts.find((a) => a.apiKeys.some((k) => API_KEY.startsWith(k.prefix)))!;
+      const added = await fetch(`${small.url}/v1/admin/numbers`, {
+        method: 'POST',
+        headers: admin,
+        body: JSON.stringify({ provider: 'primary', number: '+2349010009903' }),
+      });
+      const dedicated = (await added.json()) as { id: string };
+      const assigned = await fetch(`${small.url}/v1/admin/numbers/${dedicated.id}/account`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ accountId: accountA.id }),
+      });
+      expect(assigned.status).toBe(200);
+
+      // B (the other key) takes the four shared numbers for this person; a fifth finds none, A's is not among them.
+      const heldByB = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await create(OTHER_API_KEY, `+23480300008${i}1`);
+        expect(res.status).toBe(201);
+        heldByB.push(((await res.json()) as { proxyNumber: string }).proxyNumber);
+      }
+      expect(heldByB).not.toContain('+2349010009903');
+      const lockedOut = await create(OTHER_API_KEY, '+2348030000851');
+      expect(lockedOut.status).toBe(503);
+      expect(await lockedOut.json()).toMatchObject({ type: '/problems/pool-exhausted' });
+
+      // A still reaches the person, on its own number.
+      const own = await create(API_KEY, '+2348030000861');
+      expect(own.status).toBe(201);
+      expect(await own.json()).toMatchObject({ provider: 'primary', proxyNumber: '+2349010009903' });
+    });
+  });
+
   describe('rate limits per API key', () => {
     let limited: BrokerHarness;
 
@@ -281,6 +427,8 @@ describe('hostile input against the running broker', () => {
         RATE_LIMIT_CREATES_BURST: '3',
         RATE_LIMIT_READS_PER_SECOND: '0.01',
         RATE_LIMIT_READS_BURST: '5',
+        RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '0.01',
+        RATE_LIMIT_AUTH_FAILURES_BURST: '20',
       });
     }, 60_000);
     afterAll(() => limited?.close());
@@ -309,6 +457,27 @@ describe('hostile input against the running broker', () => {
       const metrics = await (await fetch(`${limited.url}/metrics`)).text();
       expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_creates_burst"\} 3$/m);
       expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_creates"\} 2$/m);
+    });
+
+    it('throttles wrong API keys per client address: 429 with Retry-After once the burst is spent, a right key from elsewhere unaffected', async () => {
+      const statuses = [];
+      for (let i = 0; i < 30; i++) statuses.push((await getFrom(limited.url, '127.0.0.1', `sk_wrong_${i}_aaaaaaaaaaaaaaaa`)).status);
+      expect(statuses).toEqual([...Array(20).fill(401), ...Array(10).fill(429)]);
+      const refused = await getFrom(limited.url, '127.0.0.1', 'sk_wrong_again_aaaaaaaaaaaaaaaa');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(JSON.parse(refused.body)).toMatchObject({
+        type: '/problems/rate-limited',
+        detail: expect.stringContaining('RATE_LIMIT_AUTH_FAILURES_BURST'),
+      });
+      // A wrong admin token from that address is refused the same way; the right key from another address is not.
+      expect((await getFrom(limited.url, '127.0.0.1', 'wrong-admin-token', '/v1/admin/accounts')).status).toBe(429);
+      expect((await getFrom(limited.url, '127.0.0.2', OTHER_API_KEY)).status).toBe(200);
+      expect((await getFrom(limited.url, '127.0.0.2', 'sk_one_wrong_key_aaaaaaaaaaaaaaaa')).status).toBe(401);
+
+      const metrics = await (await fetch(`${limited.url}/metrics`)).text();
+      expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_auth_failures_burst"\} 20$/m);
+      expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_auth_failures"\} 12$/m);
     });
   });
 

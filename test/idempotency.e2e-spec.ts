@@ -118,6 +118,69 @@ describe('Idempotency-Key', () => {
     expect(replayed.text).toBe(made.text);
   }, 30_000);
 
+  it('answers 100 concurrent retries of one slow create alike, with one session and a handful of idempotency statements, not a poll each', async () => {
+    const statements = async (): Promise<number> => {
+      const text = await (await fetch(`${broker.url}/metrics`)).text();
+      return [...text.matchAll(/^broker_db_statement_duration_seconds_count\{statement="idempotency\.[a-z]+"\} (\d+)$/gm)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
+    };
+    const pair = freshPair();
+    await setFault(broker.sim.url, 'primary', { mode: 'ok', latencyMs: 1500 });
+    const before = await statements();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () => createSession(broker.url, sessionBody(pair), API_KEY, 'idem-herd')),
+    );
+    const used = (await statements()) - before;
+
+    expect(answers.map((a) => a.status)).toEqual(Array(100).fill(201));
+    expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+    expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(99);
+    expect(await sessionsOf(pair)).toHaveLength(1);
+    // The first request claims and stores (2); the rest wait on it in memory. Before: a claim and a read every 50 ms each.
+    expect(used).toBeGreaterThanOrEqual(2);
+    expect(used).toBeLessThanOrEqual(10);
+  }, 60_000);
+
+  it('makes a replica whose first request runs elsewhere look again with one backing-off flight for all its waiters', async () => {
+    const other = await startBroker(
+      { ...AUTH_ENV, BREAKER_HEALTH_INTERVAL_MS: '3600000', SESSION_SWEEP_INTERVAL_MS: '3600000' },
+      {
+        db: broker.db,
+        sim: broker.sim,
+      },
+    );
+    try {
+      const statements = async (url: string): Promise<number> => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return [...text.matchAll(/^broker_db_statement_duration_seconds_count\{statement="idempotency\.[a-z]+"\} (\d+)$/gm)].reduce(
+          (sum, m) => sum + Number(m[1]),
+          0,
+        );
+      };
+      const pair = freshPair();
+      await setFault(broker.sim.url, 'primary', { mode: 'ok', latencyMs: 1500 });
+      const first = createSession(broker.url, sessionBody(pair), API_KEY, 'idem-elsewhere').then((res) => res);
+      await eventually(async () => (await recordOf('idem-elsewhere')) !== undefined, 100, 20);
+      const before = await statements(other.url);
+      const waiters = await Promise.all(
+        Array.from({ length: 20 }, () => createSession(other.url, sessionBody(pair), API_KEY, 'idem-elsewhere')),
+      );
+      const used = (await statements(other.url)) - before;
+      const made = await first;
+
+      expect(made.status).toBe(201);
+      expect(waiters.every((w) => w.status === 201 && w.text === made.text)).toBe(true);
+      // One flight: a claim and a read per look, 50 ms doubling to 1 s, for all 20 (a first create takes 1.5 s here).
+      expect(used).toBeGreaterThanOrEqual(2);
+      expect(used).toBeLessThanOrEqual(20);
+    } finally {
+      await other.close();
+      broker.sim.config.brokerUrl = broker.url;
+    }
+  }, 60_000);
+
   /** The state a create killed after claiming its key leaves: a record with no answer, claimed at `at`. */
   async function deadClaim(key: string, body: Record<string, unknown>, at: number): Promise<void> {
     const made = await createSession(broker.url, sessionBody(freshPair()), API_KEY).expect(201);

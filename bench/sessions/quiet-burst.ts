@@ -120,7 +120,7 @@ export async function connectionCost(url: string, accountId: string, samples = 1
       const pair = ['+447000000001', '+447000000002'];
       await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(RESERVE_SQL, ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600, null]);
+      await client.query(RESERVE_SQL, ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600, null, 3]);
       into.push(nowMs() - t0);
       await client.query('ROLLBACK');
     }

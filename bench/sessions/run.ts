@@ -116,6 +116,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     '{}',
     3600,
     null,
+    3, // SESSION_PARTICIPANT_LIMIT
   ]);
   const row = reserved.rows[0];
   const session = {

@@ -11,12 +11,14 @@ import type { SimulatorConfig } from '../../apps/cpaas-sim/src/config/sim-config
 
 export const TEST_WEBHOOK_SECRET = 'test-sim-webhook-secret';
 
-/** Per-key rate limits far above what any test sends. */
+/** Per-key (and per-address wrong-key) rate limits far above what any test sends. */
 export const UNTHROTTLED = {
   RATE_LIMIT_CREATES_PER_SECOND: '100000',
   RATE_LIMIT_CREATES_BURST: '1000000',
   RATE_LIMIT_READS_PER_SECOND: '100000',
   RATE_LIMIT_READS_BURST: '1000000',
+  RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '100000',
+  RATE_LIMIT_AUTH_FAILURES_BURST: '1000000',
 };
 
 export interface SimulatorHarness {

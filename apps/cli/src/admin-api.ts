@@ -44,6 +44,8 @@ export interface ProxyNumberView {
   number: string;
   capabilities: string[];
   enabled: boolean;
+  /** The account the number is dedicated to; null: the shared pool. */
+  accountId: string | null;
   activeSessions: number;
   createdAt: string;
 }
@@ -111,6 +113,14 @@ export class AdminApi {
 
   importNumbers(provider: string): Promise<NumberImportView> {
     return this.call('POST', `/v1/admin/providers/${encodeURIComponent(provider)}/numbers/import`, {});
+  }
+
+  dedicateNumber(id: string, accountId: string): Promise<ProxyNumberView> {
+    return this.call('PUT', `/v1/admin/numbers/${encodeURIComponent(id)}/account`, { accountId });
+  }
+
+  shareNumber(id: string): Promise<ProxyNumberView> {
+    return this.call('DELETE', `/v1/admin/numbers/${encodeURIComponent(id)}/account`);
   }
 
   disableNumber(id: string): Promise<ProxyNumberView> {

@@ -258,8 +258,16 @@ export const COMMANDS: Command[] = [
         numbers.length === 0
           ? 'No proxy numbers.'
           : table(
-              ['ID', 'PROVIDER', 'NUMBER', 'CAPABILITIES', 'ENABLED', 'ACTIVE SESSIONS'],
-              numbers.map((n) => [n.id, n.provider, n.number, n.capabilities.join(','), n.enabled ? 'yes' : 'no', n.activeSessions]),
+              ['ID', 'PROVIDER', 'NUMBER', 'CAPABILITIES', 'ENABLED', 'ACTIVE SESSIONS', 'ACCOUNT'],
+              numbers.map((n) => [
+                n.id,
+                n.provider,
+                n.number,
+                n.capabilities.join(','),
+                n.enabled ? 'yes' : 'no',
+                n.activeSessions,
+                n.accountId ?? 'shared',
+              ]),
             ),
       );
     },
@@ -274,6 +282,26 @@ export const COMMANDS: Command[] = [
       if (!provider) throw new UsageError('numbers import needs --provider NAME');
       const result = await context.api.importNumbers(provider);
       output(context, result, () => importLines(result).join('\n'));
+    },
+  },
+  {
+    words: ['numbers', 'dedicate'],
+    args: ['id', 'account'],
+    options: [],
+    summary: 'dedicate a proxy number to one account: only its sessions get it, the shared pool no longer does',
+    async run(context) {
+      const number = await context.api.dedicateNumber(context.args[0], context.args[1]);
+      output(context, number, () => `dedicated  ${number.id}  ${number.provider}  ${number.number}  to ${number.accountId}`);
+    },
+  },
+  {
+    words: ['numbers', 'share'],
+    args: ['id'],
+    options: [],
+    summary: 'return a dedicated proxy number to the shared pool',
+    async run(context) {
+      const number = await context.api.shareNumber(context.args[0]);
+      output(context, number, () => `shared  ${number.id}  ${number.provider}  ${number.number}`);
     },
   },
   {

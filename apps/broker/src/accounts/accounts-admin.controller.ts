@@ -1,11 +1,9 @@
 import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem';
-import { Account } from './account.entity';
+import type { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
-import { ApiKey } from './api-key.entity';
+import type { ApiKey } from './api-key.entity';
 import { AdminTokenGuard } from './auth.guards';
 import {
   AccountDestinationsDto,
@@ -26,25 +24,13 @@ const notFound = (what: string) => () =>
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin')
 export class AccountsAdminController {
-  constructor(
-    private readonly accounts: AccountsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly accounts: AccountsService) {}
 
   @Get('accounts')
   @ApiOperation({ summary: 'Accounts and their API keys (prefixes only).' })
   @ApiOkResponse({ type: AccountListDto })
   async list(): Promise<AccountListDto> {
-    const accounts = await this.dataSource.getRepository(Account).find({ order: { createdAt: 'ASC' } });
-    const keys = await this.dataSource.getRepository(ApiKey).find({ order: { createdAt: 'ASC' } });
-    return {
-      accounts: accounts.map((a) =>
-        toAccountDto(
-          a,
-          keys.filter((k) => k.accountId === a.id),
-        ),
-      ),
-    };
+    return { accounts: (await this.accounts.list()).map(({ account, keys }) => toAccountDto(account, keys)) };
   }
 
   @Post('accounts')
@@ -62,10 +48,9 @@ export class AccountsAdminController {
     @Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string,
     @Body() body: CreateApiKeyDto,
   ): Promise<CreatedApiKeyDto> {
-    const account = await this.dataSource.getRepository(Account).findOne({ where: { id } });
-    if (!account) throw notFound('account')();
-    const { key, apiKey } = await this.accounts.createKey(id, body.label);
-    return { ...toKeyDto(apiKey), key };
+    const created = await this.accounts.createKey(id, body.label);
+    if (!created) throw notFound('account')();
+    return { ...toKeyDto(created.apiKey), key: created.key };
   }
 
   @Put('accounts/:id/destinations')
@@ -75,23 +60,16 @@ export class AccountsAdminController {
     @Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('account') })) id: string,
     @Body() body: AccountDestinationsDto,
   ): Promise<AccountDto> {
-    const accounts = this.dataSource.getRepository(Account);
-    const account = await accounts.findOne({ where: { id } });
-    if (!account) throw notFound('account')();
-    if (body.allowedCountries !== undefined)
-      account.allowedCountries = body.allowedCountries ? [...new Set(body.allowedCountries)].sort() : null;
-    if (body.allowSpecialRate !== undefined) account.allowSpecialRate = body.allowSpecialRate;
-    await accounts.save(account);
-    const keys = await this.dataSource.getRepository(ApiKey).find({ where: { accountId: id }, order: { createdAt: 'ASC' } });
-    return toAccountDto(account, keys);
+    const updated = await this.accounts.setDestinations(id, body.allowedCountries, body.allowSpecialRate);
+    if (!updated) throw notFound('account')();
+    return toAccountDto(updated.account, updated.keys);
   }
 
   @Delete('api-keys/:id')
   @ApiOperation({ summary: 'Revoke an API key; requests with it are refused within seconds.' })
   @ApiOkResponse({ type: ApiKeyDto })
   async revoke(@Param('id', new ParseUUIDPipe({ exceptionFactory: notFound('API key') })) id: string): Promise<ApiKeyDto> {
-    await this.accounts.revokeKey(id);
-    const apiKey = await this.dataSource.getRepository(ApiKey).findOne({ where: { id } });
+    const apiKey = await this.accounts.revokeKey(id);
     if (!apiKey) throw notFound('API key')();
     return toKeyDto(apiKey);
   }

@@ -1,12 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { AccountsAdminController } from './accounts-admin.controller';
+import { AccountRepository } from './account.repository';
 import { AccountsService } from './accounts.service';
 import { RateLimits } from './rate-limits';
 import { AdminTokenGuard, ApiKeyGuard } from './auth.guards';
 
 @Global()
 @Module({
-  providers: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],
+  providers: [AccountsService, AccountRepository, ApiKeyGuard, AdminTokenGuard, RateLimits],
   controllers: [AccountsAdminController],
   exports: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],
 })

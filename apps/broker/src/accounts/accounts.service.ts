@@ -1,13 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { createFirstWebhookSecret } from '../notifications/secrets/webhook-secrets';
-import { Account } from './account.entity';
+import type { Account } from './account.entity';
+import { AccountRepository, type NewApiKey } from './account.repository';
 import { apiKeyPrefix, hashApiKey, newApiKey } from './api-key-hash';
-import { ApiKey } from './api-key.entity';
+import type { ApiKey } from './api-key.entity';
 
 /** What a request is authenticated as. */
 export interface Principal {
@@ -25,7 +23,7 @@ export class AccountsService implements OnApplicationBootstrap {
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly accounts: AccountRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
@@ -33,7 +31,7 @@ export class AccountsService implements OnApplicationBootstrap {
   /** BROKER_API_KEY: each listed key exists, with an account of its own, from start-up on. */
   async onApplicationBootstrap(): Promise<void> {
     for (const key of this.config.apiKeys) {
-      const created = await this.ensureKey(key, `account-${apiKeyPrefix(key)}`);
+      const created = await this.accounts.ensureConfiguredKey(`account-${apiKeyPrefix(key)}`, stored(key, 'BROKER_API_KEY'));
       if (created) this.logger.log(`created account and API key ${apiKeyPrefix(key)}… from BROKER_API_KEY`);
     }
   }
@@ -43,9 +41,7 @@ export class AccountsService implements OnApplicationBootstrap {
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
-    const row = await this.dataSource
-      .getRepository(ApiKey)
-      .findOne({ where: { keyHash: hash, revokedAt: IsNull() }, select: { id: true, accountId: true } });
+    const row = await this.accounts.findLiveKey(hash);
     const principal = row ? { accountId: row.accountId, apiKeyId: row.id } : null;
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(hash, { principal, until: now + CACHE_TTL_MS });
@@ -60,47 +56,40 @@ export class AccountsService implements OnApplicationBootstrap {
     name: string,
     label?: string,
   ): Promise<{ account: Account; key: string; apiKey: ApiKey; webhookSecret: { secret: string; createdAt: string } }> {
-    return this.dataSource.transaction(async (manager) => {
-      const account = await manager.getRepository(Account).save({ name, defaultCallbackUrl: null });
-      const key = newApiKey();
-      const apiKey = await manager
-        .getRepository(ApiKey)
-        .save({ accountId: account.id, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
-      const webhookSecret = await createFirstWebhookSecret(manager, account.id, account.createdAt, true);
-      return { account, key, apiKey, webhookSecret };
-    });
-  }
-
-  async createKey(accountId: string, label?: string): Promise<{ key: string; apiKey: ApiKey }> {
     const key = newApiKey();
-    const apiKey = await this.dataSource
-      .getRepository(ApiKey)
-      .save({ accountId, keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label: label ?? null, revokedAt: null });
-    return { key, apiKey };
+    return { key, ...(await this.accounts.createWithKey(name, stored(key, label ?? null), true)) };
   }
 
-  async revokeKey(apiKeyId: string): Promise<boolean> {
-    const result = await this.dataSource
-      .getRepository(ApiKey)
-      .update({ id: apiKeyId, revokedAt: IsNull() }, { revokedAt: new Date(this.clock.now()) });
+  /** A fresh key for the account, returned once; null when there is no such account. */
+  async createKey(accountId: string, label?: string): Promise<{ key: string; apiKey: ApiKey } | null> {
+    if (!(await this.accounts.find(accountId))) return null;
+    const key = newApiKey();
+    return { key, apiKey: await this.accounts.addKey(accountId, stored(key, label ?? null)) };
+  }
+
+  /** Revokes the key (requests with it are refused within CACHE_TTL_MS); the key as it is now, or null when unknown. */
+  async revokeKey(apiKeyId: string): Promise<ApiKey | null> {
+    await this.accounts.revokeKey(apiKeyId, new Date(this.clock.now()));
     this.cache.clear();
-    return (result.affected ?? 0) > 0;
+    return this.accounts.findKey(apiKeyId);
   }
 
-  private async ensureKey(key: string, accountName: string): Promise<boolean> {
-    const hash = hashApiKey(key);
-    return this.dataSource.transaction(async (manager) => {
-      // Replicas starting together race here: serialise on the key's hash.
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [hash]);
-      const existing = await manager.getRepository(ApiKey).findOne({ where: { keyHash: hash } });
-      if (existing) return false;
-      const account = await manager.getRepository(Account).save({ name: accountName, defaultCallbackUrl: null });
-      await manager
-        .getRepository(ApiKey)
-        .save({ accountId: account.id, keyHash: hash, keyPrefix: apiKeyPrefix(key), label: 'BROKER_API_KEY', revokedAt: null });
-      // Nobody is there to see it now: the account reads it once (PUT callback-url, or the reveal).
-      await createFirstWebhookSecret(manager, account.id, account.createdAt, false);
-      return true;
-    });
+  list(): Promise<Array<{ account: Account; keys: ApiKey[] }>> {
+    return this.accounts.listWithKeys();
   }
+
+  /** Sets the account's destination countries (null: the pool's) and special-rate permission; null when there is no such account. */
+  async setDestinations(
+    accountId: string,
+    allowedCountries: string[] | null | undefined,
+    allowSpecialRate: boolean | undefined,
+  ): Promise<{ account: Account; keys: ApiKey[] } | null> {
+    const countries = allowedCountries ? [...new Set(allowedCountries)].sort() : allowedCountries;
+    const account = await this.accounts.setDestinations(accountId, countries, allowSpecialRate);
+    return account ? { account, keys: await this.accounts.keysOf(accountId) } : null;
+  }
+}
+
+function stored(key: string, label: string | null): NewApiKey {
+  return { keyHash: hashApiKey(key), keyPrefix: apiKeyPrefix(key), label };
 }

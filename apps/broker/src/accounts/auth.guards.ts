@@ -19,6 +19,25 @@ function unauthorized(detail: string): ProblemException {
   return new ProblemException({ status: 401, slug: 'unauthorized', title: 'Unauthorized', detail });
 }
 
+/** The connection's own address: a forwarding header is whatever the client wants it to be. */
+function clientAddress(request: Request): string {
+  return request.socket.remoteAddress ?? 'unknown';
+}
+
+/** Refuses, before any key is looked at, an address that sent too many wrong credentials lately. */
+function assertMayTryCredentials(rateLimits: RateLimits, context: ExecutionContext): void {
+  const waitMs = rateLimits.authFailureWait(clientAddress(context.switchToHttp().getRequest<Request>()));
+  if (waitMs === 0) return;
+  const seconds = Math.ceil(waitMs / 1000);
+  context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
+  throw new ProblemException({
+    status: 429,
+    title: 'Too many wrong credentials',
+    detail: `This address sent more wrong API keys or admin tokens than RATE_LIMIT_AUTH_FAILURES_BURST allows; retry in ${seconds} s.`,
+    slug: 'rate-limited',
+  });
+}
+
 /** `Authorization: Bearer <api key>`: the request acts for the key's account. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -31,8 +50,12 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const key = bearer(request);
     if (!key) throw unauthorized('Send your API key as "Authorization: Bearer <key>".');
+    assertMayTryCredentials(this.rateLimits, context);
     const principal = await this.accounts.authenticate(key);
-    if (!principal) throw unauthorized('The API key is unknown or revoked.');
+    if (!principal) {
+      this.rateLimits.noteAuthFailure(clientAddress(request));
+      throw unauthorized('The API key is unknown or revoked.');
+    }
     request.principal = principal;
     const waitMs = this.rateLimits.take(principal.apiKeyId, request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates');
     if (waitMs > 0) {
@@ -55,7 +78,10 @@ export class ApiKeyGuard implements CanActivate {
 export class AdminTokenGuard implements CanActivate {
   private readonly token?: Buffer;
 
-  constructor(@Inject(BROKER_CONFIG) config: BrokerConfig) {
+  constructor(
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    private readonly rateLimits: RateLimits,
+  ) {
     this.token = config.adminToken ? Buffer.from(config.adminToken) : undefined;
   }
 
@@ -70,8 +96,12 @@ export class AdminTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
+    assertMayTryCredentials(this.rateLimits, context);
     const candidate = Buffer.from(given);
-    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) throw unauthorized('The admin token is wrong.');
+    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) {
+      this.rateLimits.noteAuthFailure(clientAddress(request));
+      throw unauthorized('The admin token is wrong.');
+    }
     markAuthenticated(request);
     return true;
   }

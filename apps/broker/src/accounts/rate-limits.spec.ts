@@ -1,4 +1,6 @@
-import { TokenBucket } from './rate-limits';
+import { loadConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
+import { RateLimits, TokenBucket } from './rate-limits';
 
 describe('TokenBucket', () => {
   it('lets a full burst through, refuses the next with the wait until a token, and refills at the rate', () => {
@@ -20,5 +22,38 @@ describe('TokenBucket', () => {
     expect([bucket.take(86_400_000), bucket.take(86_400_000)]).toEqual([0, 0]);
     expect(bucket.take(0)).toBe(500);
     expect(bucket.take(500)).toBe(0);
+  });
+});
+
+describe('RateLimits: wrong credentials per client address', () => {
+  function limits(perSecond: number, burst: number) {
+    const clock = { at: 0, now: () => clock.at };
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://unused',
+      RATE_LIMIT_AUTH_FAILURES_PER_SECOND: String(perSecond),
+      RATE_LIMIT_AUTH_FAILURES_BURST: String(burst),
+    });
+    return { clock, rateLimits: new RateLimits(config, clock, new BrokerMetrics()) };
+  }
+
+  it('lets an address try until it has sent the burst of wrong ones, then waits for the refill; other addresses are untouched', () => {
+    const { clock, rateLimits } = limits(0.5, 3);
+    for (let i = 0; i < 3; i++) {
+      expect(rateLimits.authFailureWait('10.0.0.1')).toBe(0);
+      rateLimits.noteAuthFailure('10.0.0.1');
+    }
+    expect(rateLimits.authFailureWait('10.0.0.1')).toBe(2000);
+    expect(rateLimits.authFailureWait('10.0.0.2')).toBe(0);
+    clock.at = 1999;
+    expect(rateLimits.authFailureWait('10.0.0.1')).toBe(1);
+    clock.at = 2000;
+    expect(rateLimits.authFailureWait('10.0.0.1')).toBe(0);
+  });
+
+  it('counts only wrong credentials: asking does not take a token', () => {
+    const { rateLimits } = limits(0.01, 1);
+    for (let i = 0; i < 5; i++) expect(rateLimits.authFailureWait('10.0.0.3')).toBe(0);
+    rateLimits.noteAuthFailure('10.0.0.3');
+    expect(rateLimits.authFailureWait('10.0.0.3')).toBeGreaterThan(0);
   });
 });

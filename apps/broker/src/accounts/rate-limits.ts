@@ -1,6 +1,8 @@
 /**
  * Rate limits per API key: creates (every request that is not a read) and reads are
  * two token buckets per key, refilled continuously; an empty bucket is a 429 with Retry-After.
+ * Wrong credentials (an unknown or revoked API key, a wrong admin token) take a token from a
+ * bucket of the client address; while it is empty, that address gets 429 before any key is looked at.
  * Kept in this replica's memory, so N replicas allow N times the rate. (@nestjs/throttler counts
  * fixed windows, which lets a client send twice the limit across a window edge; a bucket does not.)
  */
@@ -31,14 +33,17 @@ export class TokenBucket {
   }
 
   take(now: number): number {
+    const waitMs = this.wait(now);
+    if (waitMs === 0) this.tokens -= 1;
+    return waitMs;
+  }
+
+  /** Like take, without taking: 0 when a token is there, else the milliseconds until one is. */
+  wait(now: number): number {
     // A clock stepped back (NTP, a test's clock put back) refills nothing rather than owing tokens.
     this.tokens = Math.min(this.rule.burst, this.tokens + (Math.max(0, now - this.updatedAt) / 1000) * this.rule.perSecond);
     this.updatedAt = now;
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
-      return 0;
-    }
-    return Math.ceil(((1 - this.tokens) / this.rule.perSecond) * 1000);
+    return this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) / this.rule.perSecond) * 1000);
   }
 }
 
@@ -50,7 +55,7 @@ const MAX_BUCKETS = 100_000;
 @Injectable()
 export class RateLimits {
   private readonly buckets = new Map<string, TokenBucket>();
-  private readonly rules: Record<RateKind, BucketRule>;
+  private readonly rules: Record<RateKind | 'authFailures', BucketRule>;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -62,20 +67,39 @@ export class RateLimits {
       metrics.limits.set({ limit: `rate_limit_${kind}_per_second` }, this.rules[kind].perSecond);
       metrics.limits.set({ limit: `rate_limit_${kind}_burst` }, this.rules[kind].burst);
     }
+    metrics.limits.set({ limit: 'rate_limit_auth_failures_per_second' }, this.rules.authFailures.perSecond);
+    metrics.limits.set({ limit: 'rate_limit_auth_failures_burst' }, this.rules.authFailures.burst);
   }
 
   /** 0 when the request may go ahead, else the milliseconds to wait. */
   take(apiKeyId: string, kind: RateKind): number {
-    const id = `${kind}:${apiKeyId}`;
     const now = this.clock.now();
+    const waitMs = this.bucket(`${kind}:${apiKeyId}`, this.rules[kind], now).take(now);
+    if (waitMs > 0) this.metrics.limitRefusals.inc({ limit: `rate_limit_${kind}` });
+    return waitMs;
+  }
+
+  /** 0 when this client address may try credentials, else the milliseconds until it may (counted as a refusal). */
+  authFailureWait(address: string): number {
+    const now = this.clock.now();
+    const waitMs = this.buckets.get(`auth:${address}`)?.wait(now) ?? 0;
+    if (waitMs > 0) this.metrics.limitRefusals.inc({ limit: 'rate_limit_auth_failures' });
+    return waitMs;
+  }
+
+  /** A wrong API key or admin token from this client address. */
+  noteAuthFailure(address: string): void {
+    const now = this.clock.now();
+    this.bucket(`auth:${address}`, this.rules.authFailures, now).take(now);
+  }
+
+  private bucket(id: string, rule: BucketRule, now: number): TokenBucket {
     let bucket = this.buckets.get(id);
     if (!bucket) {
       if (this.buckets.size >= MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
-      bucket = new TokenBucket(this.rules[kind], now);
+      bucket = new TokenBucket(rule, now);
       this.buckets.set(id, bucket);
     }
-    const waitMs = bucket.take(now);
-    if (waitMs > 0) this.metrics.limitRefusals.inc({ limit: `rate_limit_${kind}` });
-    return waitMs;
+    return bucket;
   }
 }

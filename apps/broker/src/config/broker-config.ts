@@ -84,8 +84,8 @@ export interface BrokerConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
-  /** Token buckets per API key (docs/security.md), per replica. */
-  rateLimits: Record<'creates' | 'reads', { perSecond: number; burst: number }>;
+  /** Token buckets per API key, and for wrong credentials per client address (docs/security.md), per replica. */
+  rateLimits: Record<'creates' | 'reads' | 'authFailures', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */
   http: {
     headersTimeoutMs: number;

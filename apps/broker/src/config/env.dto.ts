@@ -182,6 +182,13 @@ export class EnvironmentVariables {
   @IntVar(1, 1_000_000)
   RATE_LIMIT_READS_BURST = 200;
 
+  /** Token bucket per client address for wrong API keys and admin tokens: refill per second and burst. Per replica. */
+  @NumberVar(0.01, 100_000)
+  RATE_LIMIT_AUTH_FAILURES_PER_SECOND = 1;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_AUTH_FAILURES_BURST = 20;
+
   /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
   @IntVar(1, 1000)
   SESSION_PARTICIPANT_LIMIT = 3;

@@ -145,6 +145,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     rateLimits: {
       creates: { perSecond: vars.RATE_LIMIT_CREATES_PER_SECOND, burst: vars.RATE_LIMIT_CREATES_BURST },
       reads: { perSecond: vars.RATE_LIMIT_READS_PER_SECOND, burst: vars.RATE_LIMIT_READS_BURST },
+      authFailures: { perSecond: vars.RATE_LIMIT_AUTH_FAILURES_PER_SECOND, burst: vars.RATE_LIMIT_AUTH_FAILURES_BURST },
     },
     http: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,

@@ -1,7 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem';
-import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { DestinationRepository } from './destination.repository';
 import { checkPhoneNumber, countryOf } from './phone-number-check';
@@ -19,16 +17,7 @@ export class DestinationPolicy {
   /** Country per pool number: the pool is operator-made and small, and a number's country never changes. */
   private readonly countries = new Map<string, string | undefined>();
 
-  private readonly participantLimit: number;
-
-  constructor(
-    private readonly repository: DestinationRepository,
-    @Inject(BROKER_CONFIG) config: BrokerConfig,
-    private readonly metrics: BrokerMetrics,
-  ) {
-    this.participantLimit = config.sessions.participantLimit;
-    metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
-  }
+  constructor(private readonly repository: DestinationRepository) {}
 
   async assertAllowed(accountId: string, channel: Channel, participants: readonly string[]): Promise<void> {
     const account = await this.repository.accountDestinations(accountId, participants);
@@ -48,19 +37,6 @@ export class DestinationPolicy {
           verdict.country,
         );
     });
-    for (const number of participants) {
-      const held = account.held.get(number) ?? 0;
-      if (held >= this.participantLimit) {
-        this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
-        throw new ProblemException({
-          status: 429,
-          slug: 'participant-limit',
-          title: 'Participant limit reached',
-          detail: `This account already holds ${held} active sessions with ${number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.participantLimit}), so that one account cannot take every proxy number a person can be reached on. Close one, or wait for one to expire.`,
-          extensions: { number, limit: this.participantLimit },
-        });
-      }
-    }
   }
 
   private countryOf(number: string): string | undefined {

@@ -11,8 +11,6 @@ export interface AccountDestinations {
   readonly poolNumbers: string[];
   /** The participants that are proxy numbers themselves. */
   readonly poolParticipants: string[];
-  /** Active sessions of this account per participant number (only numbers that have some). */
-  readonly held: ReadonlyMap<string, number>;
 }
 
 interface AccountDestinationsRow {
@@ -20,10 +18,9 @@ interface AccountDestinationsRow {
   allow_special_rate: boolean;
   pool_numbers: string[] | null;
   pool_participants: string[] | null;
-  held: Record<string, number> | null;
 }
 
-/** The SQL behind the toll-fraud guard and the participant limit (DestinationPolicy). */
+/** The SQL behind the toll-fraud guard (DestinationPolicy); the participant limit is in the reservation. */
 @Injectable()
 export class DestinationRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -34,11 +31,7 @@ export class DestinationRepository {
       `SELECT a.allowed_countries, a.allow_special_rate,
               CASE WHEN a.allowed_countries IS NULL
                    THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn) END AS pool_numbers,
-              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants,
-              (SELECT json_object_agg(h.number, h.n) FROM (
-                 SELECT sp.number, count(*) AS n FROM session_participants sp JOIN sessions s ON s.id = sp.session_id
-                  WHERE sp.active AND sp.number = ANY($2::text[]) AND sp.expires_at > now() AND s.account_id = $1
-                  GROUP BY sp.number) h) AS held
+              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants
          FROM accounts a WHERE a.id = $1`,
       [accountId, participants],
     );
@@ -48,7 +41,6 @@ export class DestinationRepository {
       allowSpecialRate: row.allow_special_rate,
       poolNumbers: row.pool_numbers ?? [],
       poolParticipants: row.pool_participants ?? [],
-      held: new Map(Object.entries(row.held ?? {}).map(([number, n]) => [number, Number(n)])),
     };
   }
 }

@@ -1,17 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException, type ProblemDetails } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { IdempotencyRepository } from './idempotency.repository';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const WAIT_STEP_MS = 50;
+/** A waiter for a first request on another replica looks again after this, doubling up to MAX_WAIT_MS. */
+const FIRST_WAIT_MS = 50;
+const MAX_WAIT_MS = 1_000;
 const TTL_MS = IDEMPOTENCY_TTL_HOURS * 3_600_000;
 
 /** A JSON text with sorted keys: the same body in another key order is the same request. */
@@ -26,12 +27,20 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-interface StoredRecord {
-  request_hash: string;
-  response_status: number | null;
-  response_body: string | null;
-  created_at: Date;
-  expires_at: Date;
+/** What became of a request with a key, as the requests waiting on it on this replica learn it. */
+type Outcome = { kept: true; status: number; body: string } | { kept: false };
+
+/**
+ * The one request per key on this replica that talks to the database for it: the first request
+ * itself once `first` (it holds the claim), or one waiting for a first request elsewhere. The other
+ * requests with its body wait on `done` and touch the database not at all.
+ */
+interface Flight {
+  readonly requestHash: string;
+  first: boolean;
+  outcome: Outcome;
+  readonly done: Promise<Outcome>;
+  land(outcome: Outcome): void;
 }
 
 /**
@@ -44,14 +53,21 @@ interface StoredRecord {
  * The claim's time fences the dead request: an answer of a request that lost its claim is not kept.
  * A 5xx is not kept: the client may retry with the same key. Bodies are kept as the text first sent,
  * so a replay is byte-identical. Times come from the clock.
+ *
+ * Waiting: on each replica one request per key (a Flight) talks to the database; the others with
+ * the same body wait on it in memory and are woken the moment it ends. When the first request runs
+ * on this replica (the usual case) nobody polls; when it runs on another, the flight looks again
+ * after 50 ms, doubling up to 1 s.
  */
 @Injectable()
 export class IdempotencyService {
   /** The longest a create can take: every provider tried up to its timeout, plus one call's and 5 s of margin. */
   readonly takeoverAfterMs: number;
 
+  private readonly flights = new Map<string, Flight>();
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: IdempotencyRepository,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
@@ -78,108 +94,133 @@ export class IdempotencyService {
       });
     }
     const requestHash = createHash('sha256').update(canonicalJson(body)).digest('hex');
+    const flightId = `${accountId}\u0000${key}`;
     for (;;) {
-      const now = this.clock.now();
-      const claimed: unknown[] = await this.dataSource.query(
-        `INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (account_id, key) DO NOTHING RETURNING key`,
-        [accountId, key, requestHash, new Date(now), new Date(now + TTL_MS)],
-      );
-      if (claimed.length > 0) return this.runFirst(accountId, key, new Date(now), work);
-
-      const rows: StoredRecord[] = await this.dataSource.query(
-        `SELECT request_hash, response_status, response_body, created_at, expires_at
-           FROM idempotency_records WHERE account_id = $1 AND key = $2`,
-        [accountId, key],
-      );
-      const record = rows[0];
-      if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
-      if (record.expires_at.getTime() <= now) {
-        await this.dataSource.query('DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= $3', [
-          accountId,
-          key,
-          new Date(now),
-        ]);
-        continue;
+      const flight = this.flights.get(flightId);
+      // Another body waits on a flight only when that flight is the first request (its body is the key's).
+      if (flight && (flight.requestHash === requestHash || flight.first)) {
+        if (flight.requestHash !== requestHash) throw reused();
+        const outcome = await flight.done;
+        if (outcome.kept) return replay<T>(outcome.status, outcome.body, response);
+        continue; // not kept (a 5xx, a 422, a lost claim): look again
       }
-      if (record.request_hash !== requestHash) {
-        throw new ProblemException({
-          status: 422,
-          slug: 'idempotency-key-reused',
-          title: 'Idempotency-Key reused',
-          detail: 'This Idempotency-Key was used with a different request body; use a new key for a new request.',
-        });
-      }
-      if (record.response_status !== null) {
-        response.setHeader(REPLAYED_HEADER, 'true');
-        if (record.response_status >= 400) {
-          // Replayed whole: its extensions (`errors`, `provider`...) too.
-          const { type, title, detail, status: _status, ...extensions } = JSON.parse(record.response_body!) as ProblemDetails;
-          throw new ProblemException({
-            status: record.response_status,
-            slug: String(type).replace(/^\/problems\//, ''),
-            title,
-            detail,
-            extensions,
-          });
-        }
-        response.status(record.response_status);
-        return JSON.parse(record.response_body!) as T;
-      }
-      if (now - record.created_at.getTime() >= this.takeoverAfterMs) {
-        const claimedAt = new Date(now);
-        // One statement, so of several requests finding the dead claim only one takes it over.
-        const taken: unknown[] = await this.dataSource.query(
-          `UPDATE idempotency_records SET created_at = $4, expires_at = $5
-            WHERE account_id = $1 AND key = $2 AND response_status IS NULL AND created_at <= $3 RETURNING key`,
-          [accountId, key, new Date(now - this.takeoverAfterMs), claimedAt, new Date(now + TTL_MS)],
-        );
-        if (taken.length === 0) continue;
-        const recovered = await recover();
-        if (recovered === null) return this.runFirst(accountId, key, claimedAt, work);
-        await this.store(accountId, key, claimedAt, 201, recovered);
-        return recovered;
-      }
-      await new Promise((done) => setTimeout(done, WAIT_STEP_MS));
+      return this.lookUp(flight ? undefined : this.fly(flightId, requestHash), accountId, key, requestHash, response, work, recover);
     }
   }
 
-  private async runFirst<T>(accountId: string, key: string, claimedAt: Date, work: () => Promise<T>): Promise<T> {
+  private fly(flightId: string, requestHash: string): Flight {
+    let land!: (outcome: Outcome) => void;
+    const done = new Promise<Outcome>((resolve) => (land = resolve));
+    const flight: Flight = { requestHash, first: false, outcome: { kept: false }, done, land };
+    this.flights.set(flightId, flight);
+    return flight;
+  }
+
+  /** The database part of `run`; with a flight, for every request with this body on this replica. */
+  private async lookUp<T>(
+    flight: Flight | undefined,
+    accountId: string,
+    key: string,
+    requestHash: string,
+    response: Response,
+    work: () => Promise<T>,
+    recover: () => Promise<T | null>,
+  ): Promise<T> {
+    const landing: Flight | { first: boolean; outcome: Outcome } = flight ?? { first: false, outcome: { kept: false } };
+    try {
+      for (let waitMs = FIRST_WAIT_MS; ;) {
+        const now = this.clock.now();
+        if (await this.records.claim(accountId, key, requestHash, new Date(now), new Date(now + TTL_MS))) {
+          landing.first = true;
+          return await this.runFirst(landing, accountId, key, new Date(now), work);
+        }
+        const record = await this.records.find(accountId, key);
+        if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
+        if (record.expiresAt.getTime() <= now) {
+          await this.records.deleteExpired(accountId, key, new Date(now));
+          continue;
+        }
+        if (record.requestHash !== requestHash) throw reused();
+        if (record.responseStatus !== null) {
+          landing.outcome = { kept: true, status: record.responseStatus, body: record.responseBody! };
+          return replay<T>(record.responseStatus, record.responseBody!, response);
+        }
+        if (now - record.createdAt.getTime() >= this.takeoverAfterMs) {
+          const claimedAt = new Date(now);
+          if (!(await this.records.takeOver(accountId, key, new Date(now - this.takeoverAfterMs), claimedAt, new Date(now + TTL_MS))))
+            continue;
+          landing.first = true;
+          // A taken-over key first asks whether the dead request had made its session.
+          return await this.runFirst(landing, accountId, key, claimedAt, async () => (await recover()) ?? (await work()));
+        }
+        await new Promise((done) => setTimeout(done, waitMs));
+        waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
+      }
+    } finally {
+      if (flight) {
+        this.flights.delete(`${accountId}\u0000${key}`);
+        flight.land(flight.outcome);
+      }
+    }
+  }
+
+  /** Runs the work of the request holding the claim made at `claimedAt`; `landing.outcome` says what was kept. */
+  private async runFirst<T>(
+    landing: { outcome: Outcome },
+    accountId: string,
+    key: string,
+    claimedAt: Date,
+    work: () => Promise<T>,
+  ): Promise<T> {
     let result: T;
     try {
       result = await work();
     } catch (error) {
       if (error instanceof ProblemException && error.getStatus() < 500) {
-        await this.store(accountId, key, claimedAt, error.getStatus(), error.toProblem());
+        landing.outcome = await this.store(accountId, key, claimedAt, error.getStatus(), error.toProblem());
       } else {
-        await this.dataSource.query(
-          'DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL',
-          [accountId, key, claimedAt],
-        );
+        await this.records.release(accountId, key, claimedAt);
       }
       throw error;
     }
-    await this.store(accountId, key, claimedAt, 201, result);
+    landing.outcome = await this.store(accountId, key, claimedAt, 201, result);
     return result;
   }
 
   /** Keeps the answer as the text sent, if this request still holds the claim it made at `claimedAt`. */
-  private async store(accountId: string, key: string, claimedAt: Date, status: number, body: unknown): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE idempotency_records SET response_status = $4, response_body = $5
-        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL`,
-      [accountId, key, claimedAt, status, JSON.stringify(body)],
-    );
+  private async store(accountId: string, key: string, claimedAt: Date, status: number, body: unknown): Promise<Outcome> {
+    const text = JSON.stringify(body);
+    return (await this.records.store(accountId, key, claimedAt, status, text)) ? { kept: true, status, body: text } : { kept: false };
   }
 
   /** Forgets records older than 24 h. */
-  async purgeExpired(): Promise<number> {
-    // TypeORM answers a DELETE with [rows, affected count].
-    const [, deleted] = (await this.dataSource.query(
-      'DELETE FROM idempotency_records WHERE expires_at <= $1 AND response_status IS NOT NULL',
-      [new Date(this.clock.now())],
-    )) as [unknown[], number];
-    return deleted;
+  purgeExpired(): Promise<number> {
+    return this.records.purgeExpired(new Date(this.clock.now()));
   }
+}
+
+function reused(): ProblemException {
+  return new ProblemException({
+    status: 422,
+    title: 'Idempotency-Key reused',
+    detail: 'This Idempotency-Key was used with a different request body; use a new key for a new request.',
+    slug: 'idempotency-key-reused',
+  });
+}
+
+/** The kept answer, as first sent: a 4xx problem whole, with its extensions (`errors`, `provider`...). */
+function replay<T>(status: number, body: string, response: Response): T {
+  response.setHeader(REPLAYED_HEADER, 'true');
+  if (status >= 400) {
+    const { type, title, detail, status: _status, ...extensions } = JSON.parse(body) as ProblemDetails;
+    throw new ProblemException({
+      status: status,
+      title: title,
+      detail: detail,
+      slug: String(type).replace(/^\/problems\//, ''),
+      extensions: extensions,
+    });
+  }
+  response.status(status);
+  return JSON.parse(body) as T;
 }

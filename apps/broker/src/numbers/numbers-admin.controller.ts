@@ -1,8 +1,14 @@
-import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokenGuard } from '../accounts';
 import { ProblemException } from '../common/problem';
-import { AddProxyNumberDto, ListProxyNumbersQueryDto, ProxyNumberDto, ProxyNumberListDto } from './dto/proxy-number.dto';
+import {
+  AddProxyNumberDto,
+  DedicateProxyNumberDto,
+  ListProxyNumbersQueryDto,
+  ProxyNumberDto,
+  ProxyNumberListDto,
+} from './dto/proxy-number.dto';
 import { ProxyNumbersService } from './proxy-numbers.service';
 
 @ApiTags('admin')
@@ -34,6 +40,27 @@ export class NumbersAdminController {
     if (!number) throw notFound();
     return number;
   }
+
+  @Put(':id/account')
+  @ApiOperation({ summary: 'Dedicate a number to one account: only its sessions get the number, the shared pool no longer does.' })
+  @ApiOkResponse({ type: ProxyNumberDto })
+  async dedicate(
+    @Param('id', new ParseUUIDPipe({ exceptionFactory: () => notFound() })) id: string,
+    @Body() body: DedicateProxyNumberDto,
+  ): Promise<ProxyNumberDto> {
+    return (await this.numbers.dedicate(id, body.accountId)) ?? throwNotFound();
+  }
+
+  @Delete(':id/account')
+  @ApiOperation({ summary: 'Return a dedicated number to the shared pool.' })
+  @ApiOkResponse({ type: ProxyNumberDto })
+  async share(@Param('id', new ParseUUIDPipe({ exceptionFactory: () => notFound() })) id: string): Promise<ProxyNumberDto> {
+    return (await this.numbers.dedicate(id, null)) ?? throwNotFound();
+  }
+}
+
+function throwNotFound(): never {
+  throw notFound();
 }
 
 function notFound(): ProblemException {

@@ -1,21 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { checkPhoneNumber } from '../destinations/phone-number-check';
 import type { ProxyNumberDto } from './dto/proxy-number.dto';
 import type { Channel } from './proxy-number.entity';
-
-interface NumberRow {
-  id: string;
-  provider: string;
-  number: string;
-  capabilities: Channel[];
-  enabled: boolean;
-  active_sessions: number;
-  created_at: Date;
-}
+import { ProxyNumberRepository, type ProxyNumberRow } from './proxy-number.repository';
 
 /** Seeded numbers: primary gets +2349010000001…, the second provider +2349020000001…, and so on. */
 export function seededNumbers(providerIndex: number, count: number): string[] {
@@ -28,7 +17,7 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
   private readonly logger = new Logger(ProxyNumbersService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly numbers: ProxyNumberRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
   ) {}
 
@@ -39,12 +28,7 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
     let added = 0;
     for (const [index, provider] of this.config.providers.entries()) {
       if (provider.adapter !== 'sim') continue;
-      const numbers = seededNumbers(index, count);
-      const result: unknown[] = await this.dataSource.query(
-        `INSERT INTO proxy_numbers (provider, number) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING RETURNING id`,
-        [provider.name, numbers],
-      );
-      added += result.length;
+      added += await this.numbers.addMissing(provider.name, seededNumbers(index, count));
     }
     if (added > 0) this.logger.log(`seeded ${added} proxy numbers on the simulated providers`);
   }
@@ -74,48 +58,43 @@ export class ProxyNumbersService implements OnApplicationBootstrap {
           ...(verdict.country ? { country: verdict.country } : {}),
         },
       });
-    const rows: Array<{ id: string }> = await this.dataSource.query(
-      `INSERT INTO proxy_numbers (provider, number, capabilities, enabled) VALUES ($1, $2, $3, true)
-       ON CONFLICT (provider, number) DO UPDATE SET enabled = true, capabilities = EXCLUDED.capabilities
-       RETURNING id`,
-      [provider, number, capabilities],
-    );
-    return (await this.find(rows[0].id))!;
+    return (await this.find(await this.numbers.upsert(provider, number, capabilities)))!;
   }
 
   async list(provider?: string): Promise<ProxyNumberDto[]> {
-    const rows: NumberRow[] = await this.dataSource.query(
-      `${SELECT_WITH_LOAD} ${provider ? 'WHERE pn.provider = $1' : ''} ORDER BY pn.provider, pn.number`,
-      provider ? [provider] : [],
-    );
-    return rows.map(toDto);
+    return (await this.numbers.list(provider)).map(toDto);
   }
 
   async find(id: string): Promise<ProxyNumberDto | undefined> {
-    const rows: NumberRow[] = await this.dataSource.query(`${SELECT_WITH_LOAD} WHERE pn.id = $1`, [id]);
-    return rows[0] ? toDto(rows[0]) : undefined;
+    const row = await this.numbers.find(id);
+    return row ? toDto(row) : undefined;
   }
 
   /** Stops lending the number to new sessions; the sessions it carries keep it until they end. */
   async disable(id: string): Promise<ProxyNumberDto | undefined> {
-    await this.dataSource.query('UPDATE proxy_numbers SET enabled = false WHERE id = $1', [id]);
+    await this.numbers.disable(id);
+    return this.find(id);
+  }
+
+  /**
+   * Dedicates the number to one account (null: returns it to the shared pool). From then on only
+   * that account's sessions get it; sessions it carries for other accounts keep it until they end.
+   */
+  async dedicate(id: string, accountId: string | null): Promise<ProxyNumberDto | undefined> {
+    if (!(await this.numbers.setAccount(id, accountId)))
+      throw new ProblemException({
+        status: 422,
+        title: 'Invalid request',
+        detail: `accountId: no account ${accountId}`,
+        slug: 'account-not-found',
+        extensions: {
+          errors: [{ field: 'accountId', message: 'no account with this id' }],
+        },
+      });
     return this.find(id);
   }
 }
 
-const SELECT_WITH_LOAD = `
-  SELECT pn.id, pn.provider, pn.number, pn.capabilities, pn.enabled, pn.created_at,
-    (SELECT count(*)::int FROM sessions s WHERE s.proxy_number_id = pn.id AND s.status = 'active' AND s.expires_at > now()) AS active_sessions
-  FROM proxy_numbers pn`;
-
-function toDto(row: NumberRow): ProxyNumberDto {
-  return {
-    id: row.id,
-    provider: row.provider,
-    number: row.number,
-    capabilities: row.capabilities,
-    enabled: row.enabled,
-    activeSessions: row.active_sessions,
-    createdAt: row.created_at.toISOString(),
-  };
+function toDto(row: ProxyNumberRow): ProxyNumberDto {
+  return { ...row, createdAt: row.createdAt.toISOString() };
 }

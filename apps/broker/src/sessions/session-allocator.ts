@@ -1,8 +1,10 @@
-import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryFailedError } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
+import { QueryFailedError } from 'typeorm';
+import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { PoolUsage } from '../providers/pool-usage';
+import { SessionReservationRepository } from './session-reservation.repository';
 import { Session } from './session.entity';
 
 export interface ReservationRequest {
@@ -24,32 +26,27 @@ export class PoolExhaustedError extends Error {
   }
 }
 
+/**
+ * The account already holds SESSION_PARTICIPANT_LIMIT active sessions with `number` on the shared
+ * pool, and none of its dedicated numbers is free.
+ */
+export class ParticipantLimitError extends Error {
+  override name = 'ParticipantLimitError';
+  constructor(
+    readonly provider: string,
+    readonly number: string,
+    readonly held: number,
+    readonly limit: number,
+  ) {
+    super(`the account holds ${held} active sessions with ${number} on the shared pool (limit ${limit})`);
+  }
+}
+
 const UNIQUE_VIOLATION = '23505';
 const DEADLOCK = '40P01';
 const MAX_ATTEMPTS = 8;
 
-/**
- * One statement: the first eligible number (enabled, channel-capable, neither participant active on
- * it) in load order, the pending session, and its two participant rows. Being one statement it is
- * one round trip and atomic without an explicit transaction.
- */
-export const RESERVE_SQL = `/* session.reserve */
-  WITH candidate AS (
-    SELECT pn.id, pn.number FROM proxy_numbers pn
-     WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
-       AND NOT EXISTS (SELECT 1 FROM session_participants sp
-                        WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]))
-     ORDER BY array_position($4::uuid[], pn.id) NULLS FIRST, pn.number
-     LIMIT 1
-  ), reserved AS (
-    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at, idempotency_key)
-    SELECT $5, $2, 'pending', $1, c.id, c.number, $6, $7, $8, now() + make_interval(secs => $9), $10 FROM candidate c
-    RETURNING id, proxy_number_id, proxy_number, created_at, expires_at
-  ), participants AS (
-    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
-    SELECT r.id, n, r.proxy_number_id, true, r.expires_at FROM reserved r, unnest($3::text[]) AS n
-  )
-  SELECT id, proxy_number_id, proxy_number, created_at, expires_at FROM reserved`;
+export { RESERVE_SQL } from './session-reservation.repository';
 
 /**
  * Reserves a proxy number on one provider for a new session, keeping the pool rule: the least
@@ -58,16 +55,28 @@ export const RESERVE_SQL = `/* session.reserve */
  * loser's insert fails and it picks again. The reservation is a `pending` session, made `active`
  * once the provider has bound the number, or removed if it could not.
  *
+ * Fair use: numbers dedicated to the account come first and only ever serve it; on the shared pool
+ * the account holds at most SESSION_PARTICIPANT_LIMIT active sessions per participant number,
+ * checked inside the reservation and held by a unique index on the limit's slots, so concurrent
+ * creates cannot pass it (SessionReservationRepository).
+ *
  * Load comes from PoolUsage (read every few seconds, plus this replica's own reservations), so a
  * create does not count every active session. A participant whose old session on a number has
  * passed its expiresAt but not been swept yet is freed when its row gets in the way.
  */
 @Injectable()
 export class SessionAllocator {
+  private readonly participantLimit: number;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly reservations: SessionReservationRepository,
     private readonly pool: PoolUsage,
-  ) {}
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+    metrics: BrokerMetrics,
+  ) {
+    this.participantLimit = config.sessions.participantLimit;
+    metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
+  }
 
   async reserve(request: ReservationRequest): Promise<Session> {
     // Sorted, so two creates for the same pair take the index entries in the same order.
@@ -78,61 +87,55 @@ export class SessionAllocator {
       } catch (error) {
         const code = sqlState(error);
         if (attempt >= MAX_ATTEMPTS || (code !== UNIQUE_VIOLATION && code !== DEADLOCK)) throw error;
-        if (code === UNIQUE_VIOLATION) await this.freeExpired(request.provider, numbers);
+        if (code === UNIQUE_VIOLATION) await this.reservations.freeExpired(request.provider, request.accountId, numbers);
       }
     }
   }
 
   /** Removes a reservation whose binding failed: nothing half-made is left behind. */
-  async release(sessionId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM sessions WHERE id = $1 AND status = 'pending'`, [sessionId]);
+  release(sessionId: string): Promise<void> {
+    return this.reservations.release(sessionId);
   }
 
   private async tryReserve(request: ReservationRequest, numbers: string[]): Promise<Session> {
-    const rows: Array<{ id: string; proxy_number_id: string; proxy_number: string; created_at: Date; expires_at: Date }> =
-      await this.dataSource.query(RESERVE_SQL, [
-        request.provider,
-        request.channel,
-        numbers,
-        this.pool.loadOrder(),
-        request.accountId,
-        request.participants,
-        request.callbackUrl,
-        JSON.stringify(request.metadata),
-        request.ttlSeconds,
-        request.idempotencyKey,
-      ]);
-    if (rows.length === 0) throw new PoolExhaustedError(request.provider);
-    const [row] = rows;
-    this.pool.noteReserved(row.proxy_number_id);
+    const result = await this.reservations.reserve({
+      accountId: request.accountId,
+      provider: request.provider,
+      channel: request.channel,
+      sortedNumbers: numbers,
+      participants: request.participants,
+      loadOrder: this.pool.loadOrder(),
+      ttlSeconds: request.ttlSeconds,
+      callbackUrl: request.callbackUrl,
+      metadata: request.metadata,
+      idempotencyKey: request.idempotencyKey,
+      participantLimit: this.participantLimit,
+    });
+    if (!result.reserved) {
+      if (result.overLimit)
+        throw new ParticipantLimitError(request.provider, result.overLimit.number, result.overLimit.held, this.participantLimit);
+      throw new PoolExhaustedError(request.provider);
+    }
+    const row = result.reserved;
+    this.pool.noteReserved(row.proxyNumberId);
     return Object.assign(new Session(), {
       id: row.id,
       accountId: request.accountId,
       channel: request.channel,
       status: 'pending' as const,
       provider: request.provider,
-      proxyNumberId: row.proxy_number_id,
-      proxyNumber: row.proxy_number,
+      proxyNumberId: row.proxyNumberId,
+      proxyNumber: row.proxyNumber,
       participants: [...request.participants],
       bindingId: null,
       callbackUrl: request.callbackUrl,
       metadata: request.metadata,
-      createdAt: row.created_at,
-      expiresAt: row.expires_at,
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
       endedAt: null,
       releasedAt: null,
       idempotencyKey: request.idempotencyKey,
     });
-  }
-
-  /** A session is inactive from expiresAt on, swept or not: its participants' rows stop counting. */
-  private async freeExpired(provider: string, numbers: string[]): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE session_participants sp SET active = false
-        WHERE sp.active AND sp.expires_at <= now() AND sp.number = ANY($2::text[])
-          AND sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1)`,
-      [provider, numbers],
-    );
   }
 }
 

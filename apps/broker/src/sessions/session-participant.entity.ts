@@ -11,6 +11,11 @@ import { Session } from './session.entity';
 @Index('uq_active_participant_per_proxy', ['proxyNumberId', 'number'], { unique: true, where: '"active"' })
 // SESSION_PARTICIPANT_LIMIT counts an account's active sessions per participant number.
 @Index('idx_active_participant_number', ['number'], { where: '"active"' })
+// ...and holds exactly under concurrent creates: each shared-pool session takes one of the limit's slots.
+@Index('uq_participant_limit_slot', ['accountId', 'number', 'sharedSlot'], {
+  unique: true,
+  where: '"active" AND "shared_slot" IS NOT NULL',
+})
 export class SessionParticipant {
   @PrimaryColumn({ name: 'session_id', type: 'uuid' })
   sessionId: string;
@@ -27,6 +32,14 @@ export class SessionParticipant {
 
   @Column({ type: 'boolean' })
   active: boolean;
+
+  /** Copied from the session (null in rows made before the participant limit). */
+  @Column({ name: 'account_id', type: 'uuid', nullable: true })
+  accountId: string | null;
+
+  /** 1..SESSION_PARTICIPANT_LIMIT on a shared proxy number; null on a number dedicated to the account. */
+  @Column({ name: 'shared_slot', type: 'smallint', nullable: true })
+  sharedSlot: number | null;
 
   /** Copied from the session: a row is treated as inactive from here on, swept or not. */
   @Column({ name: 'expires_at', type: 'timestamptz' })

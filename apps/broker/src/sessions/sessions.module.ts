@@ -7,6 +7,7 @@ import { NotificationsModule } from '../notifications';
 import { ProvidersModule } from '../providers/providers.module';
 import { InteractionRepository, PostgresInteractionRepository } from '../relay/interaction.repository';
 import { SessionAllocator } from './session-allocator';
+import { SessionReservationRepository } from './session-reservation.repository';
 import { SessionSweeper } from './session-sweeper';
 import { PostgresSessionRepository, SessionRepository } from './session.repository';
 import { SessionsController } from './sessions.controller';
@@ -19,6 +20,7 @@ import { SessionsService } from './sessions.service';
     DestinationPolicy,
     DestinationRepository,
     SessionAllocator,
+    SessionReservationRepository,
     SessionSweeper,
     { provide: SessionRepository, useClass: PostgresSessionRepository },
     // A session lists its interactions (GET /v1/sessions/:id/interactions); the relay module has its own.

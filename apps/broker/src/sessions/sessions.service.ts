@@ -13,7 +13,7 @@ import { DestinationPolicy } from '../destinations/destination-policy';
 import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
-import { PoolExhaustedError, SessionAllocator } from './session-allocator';
+import { ParticipantLimitError, PoolExhaustedError, SessionAllocator } from './session-allocator';
 import type { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
 
@@ -48,6 +48,7 @@ export class SessionsService {
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
     await this.destinations.assertAllowed(accountId, body.channel, participants);
     const attempts: Attempt[] = [];
+    let overLimit: ParticipantLimitError | undefined;
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
       let reservation: Session;
@@ -65,7 +66,8 @@ export class SessionsService {
           }),
         );
       } catch (error) {
-        if (!(error instanceof PoolExhaustedError)) throw error;
+        if (error instanceof ParticipantLimitError) overLimit = error;
+        else if (!(error instanceof PoolExhaustedError)) throw error;
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
@@ -103,6 +105,10 @@ export class SessionsService {
       }
       attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
       this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
+    }
+    if (overLimit && attempts.every((a) => a.outcome === 'pool exhausted')) {
+      this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
+      throw this.failed(participantLimit(overLimit));
     }
     throw this.failed(noProvider(attempts));
   }
@@ -240,6 +246,16 @@ function notFound(): ProblemException {
     slug: 'session-not-found',
     title: 'Session not found',
     detail: 'No session with this id exists for your account.',
+  });
+}
+
+function participantLimit(error: ParticipantLimitError): ProblemException {
+  return new ProblemException({
+    status: 429,
+    title: 'Participant limit reached',
+    detail: `This account already holds ${error.held} active sessions with ${error.number}, the most allowed on the shared pool (SESSION_PARTICIPANT_LIMIT=${error.limit}), so that one account cannot take every proxy number a person can be reached on. Close one, wait for one to expire, or ask an operator for numbers dedicated to this account.`,
+    slug: 'participant-limit',
+    extensions: { number: error.number, limit: error.limit },
   });
 }
 

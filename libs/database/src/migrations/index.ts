@@ -1,4 +1,6 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
+import { ParticipantLimitSlots1796086246751 } from './1796086246751-ParticipantLimitSlots';
+import { DedicatedNumbers1796082780206 } from './1796082780206-DedicatedNumbers';
 import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
 import { ClusterLease1796080000000 } from './1796080000000-ClusterLease';
 import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdempotency';
@@ -15,4 +17,6 @@ export const MIGRATIONS: Function[] = [
   AbuseLimits1796075770535,
   CrashSafeIdempotency1796076857806,
   ClusterLease1796080000000,
+  DedicatedNumbers1796082780206,
+  ParticipantLimitSlots1796086246751,
 ];

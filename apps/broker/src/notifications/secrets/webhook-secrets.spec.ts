@@ -8,6 +8,7 @@ import type { MigrationInterface } from 'typeorm';
 import { MIGRATIONS, brokerDataSourceOptions } from '@app/database';
 import { constructEvent } from '@app/sdk';
 import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing';
+import { AccountRepository } from '../../accounts/account.repository';
 import { AccountsService } from '../../accounts/accounts.service';
 import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
@@ -49,7 +50,7 @@ describe('WebhookSecrets', () => {
   }
 
   it('makes the first secret with the account: shown in the answer that made it, never again', async () => {
-    const accounts = new AccountsService(dataSource, loadConfig({}));
+    const accounts = new AccountsService(new AccountRepository(dataSource), loadConfig({}));
     const { account, webhookSecret } = await accounts.createAccount('acme rides');
     expect(webhookSecret.secret).toMatch(/^whsec_/);
     expect(await currentSecrets(account.id)).toEqual([{ secret: webhookSecret.secret, revealed_at: expect.any(Date) }]);
@@ -60,7 +61,7 @@ describe('WebhookSecrets', () => {
   });
 
   it('gives an account from BROKER_API_KEY a secret nobody saw yet: the first reveal shows it, once', async () => {
-    const accounts = new AccountsService(dataSource, loadConfig({ BROKER_API_KEY: 'secrets-spec-key-0001' }));
+    const accounts = new AccountsService(new AccountRepository(dataSource), loadConfig({ BROKER_API_KEY: 'secrets-spec-key-0001' }));
     await accounts.onApplicationBootstrap();
     const [{ account_id: accountId }] = (await dataSource.query(
       "SELECT account_id FROM api_keys WHERE label = 'BROKER_API_KEY'",
@@ -102,7 +103,7 @@ describe('WebhookSecrets', () => {
   });
 
   it('after a rotation the previous secret signs for 24 h and not after', async () => {
-    const accounts = new AccountsService(dataSource, loadConfig({}));
+    const accounts = new AccountsService(new AccountRepository(dataSource), loadConfig({}));
     const { account, webhookSecret } = await accounts.createAccount('rotating');
     const preparer = new SignedRequestPreparer(secrets, undefined);
     const delivery = {

@@ -7,6 +7,7 @@ import {
   IsIn,
   IsOptional,
   IsString,
+  IsUUID,
   Matches,
   MaxLength,
   ValidateIf,
@@ -36,6 +37,12 @@ export class AddProxyNumberDto {
   capabilities?: Channel[];
 }
 
+export class DedicateProxyNumberDto {
+  @ApiProperty({ description: 'The account whose sessions alone get this number.' })
+  @IsUUID('all', { message: 'accountId must be an account id (a UUID)' })
+  accountId: string;
+}
+
 export class ListProxyNumbersQueryDto {
   @ApiPropertyOptional({ example: 'primary' })
   @IsOptional()
@@ -59,6 +66,9 @@ export class ProxyNumberDto {
 
   @ApiProperty()
   enabled: boolean;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The account this number is dedicated to; null: the shared pool.' })
+  accountId: string | null;
 
   @ApiProperty({ description: 'Active sessions this number carries now.' })
   activeSessions: number;

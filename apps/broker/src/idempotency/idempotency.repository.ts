@@ -1,0 +1,109 @@
+/**
+ * The SQL of `Idempotency-Key` records. Every time is IdempotencyService's clock, passed in; nothing
+ * here reads now(). Typed rows out; the service decides what a record means for a request.
+ */
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+
+export interface IdempotencyRecordRow {
+  requestHash: string;
+  /** Null while the first request is still being handled. */
+  responseStatus: number | null;
+  /** The JSON text first sent. */
+  responseBody: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** TypeORM answers an UPDATE or DELETE (RETURNING or not) with [rows, affected count]. */
+type UpdateResult = [unknown[], number];
+
+interface RawRecord {
+  request_hash: string;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Date;
+  expires_at: Date;
+}
+
+@Injectable()
+export class IdempotencyRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Claims the key for a first request made at `at`; false when a record is there already. */
+  async claim(accountId: string, key: string, requestHash: string, at: Date, expiresAt: Date): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `/* idempotency.claim */ INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (account_id, key) DO NOTHING RETURNING key`,
+      [accountId, key, requestHash, at, expiresAt],
+    );
+    return rows.length > 0;
+  }
+
+  async find(accountId: string, key: string): Promise<IdempotencyRecordRow | undefined> {
+    const rows: RawRecord[] = await this.dataSource.query(
+      `/* idempotency.find */ SELECT request_hash, response_status, response_body, created_at, expires_at
+         FROM idempotency_records WHERE account_id = $1 AND key = $2`,
+      [accountId, key],
+    );
+    const row = rows[0];
+    return row
+      ? {
+          requestHash: row.request_hash,
+          responseStatus: row.response_status,
+          responseBody: row.response_body,
+          createdAt: row.created_at,
+          expiresAt: row.expires_at,
+        }
+      : undefined;
+  }
+
+  async deleteExpired(accountId: string, key: string, now: Date): Promise<void> {
+    await this.dataSource.query(
+      '/* idempotency.expire */ DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND expires_at <= $3',
+      [accountId, key, now],
+    );
+  }
+
+  /**
+   * Takes over a claim made at or before `claimedBefore` that has no answer, as a claim made at `at`.
+   * One statement, so of several requests finding the dead claim only one takes it over.
+   */
+  async takeOver(accountId: string, key: string, claimedBefore: Date, at: Date, expiresAt: Date): Promise<boolean> {
+    const result: UpdateResult = await this.dataSource.query(
+      `/* idempotency.takeover */ UPDATE idempotency_records SET created_at = $4, expires_at = $5
+        WHERE account_id = $1 AND key = $2 AND response_status IS NULL AND created_at <= $3 RETURNING key`,
+      [accountId, key, claimedBefore, at, expiresAt],
+    );
+    return result[1] > 0;
+  }
+
+  /** Keeps the answer (`body`, the JSON text sent) if the claim made at `claimedAt` still holds; says whether it did. */
+  async store(accountId: string, key: string, claimedAt: Date, status: number, body: string): Promise<boolean> {
+    const result: UpdateResult = await this.dataSource.query(
+      `/* idempotency.store */ UPDATE idempotency_records SET response_status = $4, response_body = $5
+        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL RETURNING key`,
+      [accountId, key, claimedAt, status, body],
+    );
+    return result[1] > 0;
+  }
+
+  /** Lets go of the claim made at `claimedAt` (the request failed with a 5xx): the next request runs again. */
+  async release(accountId: string, key: string, claimedAt: Date): Promise<void> {
+    await this.dataSource.query(
+      '/* idempotency.release */ DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL',
+      [accountId, key, claimedAt],
+    );
+  }
+
+  /** Forgets answered records that expired by `now`; answers how many. */
+  async purgeExpired(now: Date): Promise<number> {
+    const [, deleted]: UpdateResult = await this.dataSource.query(
+      '/* idempotency.purge */ DELETE FROM idempotency_records WHERE expires_at <= $1 AND response_status IS NOT NULL',
+      [now],
+    );
+    return deleted;
+  }
+}
