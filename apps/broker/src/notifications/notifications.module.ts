@@ -9,6 +9,7 @@ import { WebhookHistoryRepository } from './api/webhook-history.repository';
 import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
+import { WebhookSecretRepository } from './secrets/webhook-secret.repository';
 import { WebhookSecrets } from './secrets/webhook-secrets';
 import { CallbackUrlValidator } from './targets/callback-url-validator';
 import { DefaultCallbackUrlRepository } from './targets/default-callback-url.repository';
@@ -30,7 +31,7 @@ import { DefaultCallbackUrls } from './targets/default-callback-urls';
     {
       provide: WebhookSecrets,
       useFactory: (dataSource: DataSource, config: BrokerConfig, clock: Clock) =>
-        new WebhookSecrets(dataSource, config.notifications.secretOverlapMs, clock),
+        new WebhookSecrets(new WebhookSecretRepository(dataSource), config.notifications.secretOverlapMs, clock),
       inject: [DataSource, BROKER_CONFIG, CLOCK],
     },
     CallbackUrlValidator,

@@ -12,6 +12,7 @@ import { ENTITIES } from '../../database/entities';
 import { ListenClient } from '../../database/listen-client';
 import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
+import { WebhookSecretRepository } from '../secrets/webhook-secret.repository';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
@@ -62,7 +63,7 @@ describe('DeliveryWorker', () => {
       OPS_WEBHOOK_URL: `${receiver.url}/ops`,
       OPS_WEBHOOK_SECRET: 'ops-secret-0123456789',
     }).notifications;
-    secrets = new WebhookSecrets(dataSource, settings.secretOverlapMs, clock);
+    secrets = new WebhookSecrets(new WebhookSecretRepository(dataSource), settings.secretOverlapMs, clock);
     outbox = new EventOutbox(clock, settings);
   });
   afterEach(async () => {

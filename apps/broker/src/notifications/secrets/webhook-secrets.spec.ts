@@ -14,6 +14,7 @@ import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
 import type { ClaimedDelivery } from '../delivery/delivery-store';
 import { SignedRequestPreparer } from '../delivery/signed-request';
+import { WebhookSecretRepository } from './webhook-secret.repository';
 import { WebhookSecrets } from './webhook-secrets';
 
 const T0 = Date.UTC(2026, 6, 15, 12, 0, 0);
@@ -35,7 +36,7 @@ describe('WebhookSecrets', () => {
   });
   beforeEach(() => {
     clock = new ManualClock(T0);
-    secrets = new WebhookSecrets(dataSource, DAY, clock);
+    secrets = new WebhookSecrets(new WebhookSecretRepository(dataSource), DAY, clock);
   });
 
   async function bareAccount(): Promise<string> {

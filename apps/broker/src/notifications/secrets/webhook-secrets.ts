@@ -7,10 +7,11 @@
  * the previous one signing for WEBHOOK_SECRET_OVERLAP_MS (24 h). Signing reads them through a cache of one
  * second, dropped locally on rotation, so another replica picks up a rotation within that second.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { newWebhookSecret } from '@app/sdk';
 import type { Clock } from '@app/clock';
 import { ProblemException } from '../../common/problem';
+import { insertWebhookSecret, type LiveWebhookSecret, type WebhookSecretRepository } from './webhook-secret.repository';
 
 const CACHE_TTL_MS = 1_000;
 const CACHE_MAX = 10_000;
@@ -52,12 +53,7 @@ export async function createFirstWebhookSecret(
   shown: boolean,
 ): Promise<{ secret: string; createdAt: string }> {
   const secret = newWebhookSecret();
-  await manager.query('INSERT INTO webhook_secrets (account_id, secret, created_at, revealed_at) VALUES ($1, $2, $3, $4)', [
-    accountId,
-    secret,
-    at.toISOString(),
-    shown ? at.toISOString() : null,
-  ]);
+  await insertWebhookSecret(manager, accountId, secret, at, shown ? at : null);
   return { secret, createdAt: at.toISOString() };
 }
 
@@ -71,7 +67,7 @@ export class WebhookSecrets {
   private readonly cache = new Map<string, { secrets: string[]; until: number }>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: WebhookSecretRepository,
     private readonly overlapMs: number,
     private readonly clock: Clock,
   ) {}
@@ -81,10 +77,10 @@ export class WebhookSecrets {
     const now = this.clock.now();
     const cached = this.cache.get(accountId);
     if (cached && cached.until > now) return cached.secrets;
-    let secrets = await this.read(accountId, now);
-    if (secrets.length === 0 || secrets[0].current === false) {
+    let secrets = await this.repository.live(accountId, new Date(now));
+    if (secrets.length === 0 || secrets[0].expiresAt !== null) {
       await this.ensureCurrent(accountId);
-      secrets = await this.read(accountId, now);
+      secrets = await this.repository.live(accountId, new Date(now));
     }
     const list = secrets.map((s) => s.secret);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
@@ -99,17 +95,12 @@ export class WebhookSecrets {
    * account; this keeps signing safe for one made some other way (a row inserted by hand).
    */
   async ensureCurrent(accountId: string): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO webhook_secrets (account_id, secret, created_at) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id) WHERE expires_at IS NULL DO NOTHING`,
-      [accountId, newWebhookSecret(), new Date(this.clock.now()).toISOString()],
-    );
+    await this.repository.insertCurrentIfNone(accountId, newWebhookSecret(), new Date(this.clock.now()));
   }
 
   /** Whether the account exists (an operator may name any id). */
-  async accountExists(accountId: string): Promise<boolean> {
-    const rows = (await this.dataSource.query('SELECT 1 FROM accounts WHERE id = $1', [accountId])) as unknown[];
-    return rows.length > 0;
+  accountExists(accountId: string): Promise<boolean> {
+    return this.repository.accountExists(accountId);
   }
 
   /**
@@ -118,73 +109,35 @@ export class WebhookSecrets {
    */
   async reveal(accountId: string): Promise<RevealedSecret | null> {
     await this.ensureCurrent(accountId);
-    const now = this.clock.now();
-    const rows = (await this.dataSource.query(
-      `UPDATE webhook_secrets SET revealed_at = $2
-        WHERE account_id = $1 AND expires_at IS NULL AND revealed_at IS NULL
-        RETURNING secret, created_at`,
-      [accountId, new Date(now).toISOString()],
-    )) as [Array<{ secret: string; created_at: Date }>, number];
-    const [row] = rows[0];
-    if (!row) return null;
+    const shown = await this.repository.markCurrentRevealed(accountId, new Date(this.clock.now()));
+    if (!shown) return null;
     const { previousSecretExpiresAt } = await this.status(accountId);
-    return { secret: row.secret, createdAt: row.created_at.toISOString(), previousSecretExpiresAt };
+    return { secret: shown.secret, createdAt: shown.createdAt.toISOString(), previousSecretExpiresAt };
   }
 
   /** A new current secret, returned this once; the previous one signs for the overlap, any older one stops now. */
   async rotate(accountId: string): Promise<RotatedSecret> {
     const now = this.clock.now();
-    const result = await this.dataSource.transaction(async (manager) => {
-      // Rotations of one account take turns.
-      await manager.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
-      await manager.query('DELETE FROM webhook_secrets WHERE account_id = $1 AND expires_at IS NOT NULL', [accountId]);
-      const previousExpiresAt = new Date(now + this.overlapMs).toISOString();
-      const [retired] = (await manager.query(
-        'UPDATE webhook_secrets SET expires_at = $2 WHERE account_id = $1 AND expires_at IS NULL RETURNING id',
-        [accountId, previousExpiresAt],
-      )) as [unknown[], number];
-      const secret = newWebhookSecret();
-      const createdAt = new Date(now).toISOString();
-      // Shown in this answer: never revealed again.
-      await manager.query('INSERT INTO webhook_secrets (account_id, secret, created_at, revealed_at) VALUES ($1, $2, $3, $3)', [
-        accountId,
-        secret,
-        createdAt,
-      ]);
-      return { secret, createdAt, previousSecretExpiresAt: retired.length > 0 ? previousExpiresAt : null };
-    });
+    const secret = newWebhookSecret();
+    const previousExpiresAt = new Date(now + this.overlapMs);
+    const retired = await this.repository.rotate(accountId, secret, new Date(now), previousExpiresAt);
     this.cache.delete(accountId);
-    return result;
-  }
-
-  async status(accountId: string): Promise<SecretStatus> {
-    const rows = await this.read(accountId, this.clock.now());
-    const current = rows.find((r) => r.current);
-    const previous = rows.find((r) => !r.current);
     return {
-      configured: current !== undefined,
-      revealed: current?.revealed ?? false,
-      createdAt: current?.createdAt.toISOString() ?? null,
-      previousSecretExpiresAt: previous?.expiresAt?.toISOString() ?? null,
+      secret,
+      createdAt: new Date(now).toISOString(),
+      previousSecretExpiresAt: retired ? previousExpiresAt.toISOString() : null,
     };
   }
 
-  private async read(
-    accountId: string,
-    now: number,
-  ): Promise<Array<{ secret: string; current: boolean; createdAt: Date; expiresAt: Date | null; revealed: boolean }>> {
-    const rows = (await this.dataSource.query(
-      `SELECT secret, created_at, expires_at, revealed_at FROM webhook_secrets
-        WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > $2)
-        ORDER BY (expires_at IS NULL) DESC, created_at DESC`,
-      [accountId, new Date(now).toISOString()],
-    )) as Array<{ secret: string; created_at: Date; expires_at: Date | null; revealed_at: Date | null }>;
-    return rows.map((r) => ({
-      secret: r.secret,
-      current: r.expires_at === null,
-      createdAt: r.created_at,
-      expiresAt: r.expires_at,
-      revealed: r.revealed_at !== null,
-    }));
+  async status(accountId: string): Promise<SecretStatus> {
+    const rows: LiveWebhookSecret[] = await this.repository.live(accountId, new Date(this.clock.now()));
+    const current = rows.find((r) => r.expiresAt === null);
+    const previous = rows.find((r) => r.expiresAt !== null);
+    return {
+      configured: current !== undefined,
+      revealed: current !== undefined && current.revealedAt !== null,
+      createdAt: current?.createdAt.toISOString() ?? null,
+      previousSecretExpiresAt: previous?.expiresAt?.toISOString() ?? null,
+    };
   }
 }
