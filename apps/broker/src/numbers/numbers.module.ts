@@ -3,5 +3,9 @@ import { NumbersAdminController } from './numbers-admin.controller';
 import { ProxyNumberRepository } from './proxy-number.repository';
 import { ProxyNumbersService } from './proxy-numbers.service';
 
-@Module({ providers: [ProxyNumbersService, ProxyNumberRepository], controllers: [NumbersAdminController], exports: [ProxyNumbersService] })
+@Module({
+  providers: [ProxyNumbersService, ProxyNumberRepository],
+  controllers: [NumbersAdminController],
+  exports: [ProxyNumbersService, ProxyNumberRepository],
+})
 export class NumbersModule {}

@@ -6,11 +6,10 @@
  * provider's breaker like any other.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { isE164, providerWebhookUrls, type NumberWebhooks, type ProviderNumber } from '@app/cpaas';
-import { DataSource } from 'typeorm';
 import { ProblemException, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { ProxyNumberRepository } from '../numbers/proxy-number.repository';
 import { ProviderRegistry } from './provider-registry';
 
 export interface NumberImportResult {
@@ -30,7 +29,7 @@ export interface NumberImportResult {
 @Injectable()
 export class NumberImport {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly numbers: ProxyNumberRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
   ) {}
@@ -69,11 +68,8 @@ export class NumberImport {
         result.failed.push({ number: number.number, reason: 'not an E.164 number' });
         continue;
       }
-      const inserted: unknown[] = await this.dataSource.query(
-        'INSERT INTO proxy_numbers (provider, number) VALUES ($1, $2) ON CONFLICT (provider, number) DO NOTHING RETURNING id',
-        [provider, number.number],
-      );
-      (inserted.length > 0 ? result.added : result.alreadyThere).push(number.number);
+      const added = await this.numbers.addMissing(provider, [number.number]);
+      (added > 0 ? result.added : result.alreadyThere).push(number.number);
       if (pointsAt(number, wanted)) continue;
       const pointed = await this.registry.call(provider, 'numbers', false, (p) => p.numbers!.pointNumber(number, wanted));
       if (pointed.ok) result.updated.push(number.number);

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { StreamSlots } from '../common/http';
 import { NotificationsModule } from '../notifications';
+import { NumbersModule } from '../numbers/numbers.module';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerWiring } from './breaker-wiring';
 import { BreakerLeadership } from './cluster/breaker-leadership';
@@ -23,7 +24,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
  * docs/operations.md), the router new sessions ask, and the call gateway every provider call goes through.
  */
 @Module({
-  imports: [NotificationsModule],
+  imports: [NotificationsModule, NumbersModule],
   providers: [
     { provide: BREAKER_SCHEDULER, useFactory: systemBreakerScheduler },
     ProviderAdapters,
