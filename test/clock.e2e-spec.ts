@@ -1,12 +1,13 @@
 /**
  * The broker's one clock (CLOCK, provided once for the app): a test that moves it moves the time rules
  * of sessions, accounts and idempotency together, without waiting. Here: a session is active until its
- * expiresAt on the app's clock, and a close from then on ends it as expired.
+ * expiresAt on the app's clock, and a close from then on ends it as expired; the provider health
+ * snapshots carry its time.
  */
 import type { Clock } from '@app/clock';
 import request from 'supertest';
 import { CLOCK } from '../apps/broker/src/common/clock';
-import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
 describe('the one clock', () => {
@@ -47,5 +48,14 @@ describe('the one clock', () => {
     clock.now = () => Date.parse(created.expiresAt) - 1;
     const closed = await request(broker.url).delete(`/v1/sessions/${created.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200);
     expect(closed.body.status).toBe('closed');
+  });
+
+  it('stamps the provider health snapshots, public and admin, with the app clock', async () => {
+    const at = Date.UTC(2031, 0, 2, 3, 4, 5, 6);
+    clock.now = () => at;
+    const health = await request(broker.url).get('/v1/health/cpaas').expect(200);
+    expect(health.body.timestamp).toBe(new Date(at).toISOString());
+    const admin = await request(broker.url).get('/v1/admin/providers').set('authorization', `Bearer ${ADMIN_TOKEN}`).expect(200);
+    expect(admin.body.timestamp).toBe(new Date(at).toISOString());
   });
 });

@@ -1,7 +1,9 @@
-import { Controller, Get, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
+import { Controller, Get, Inject, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
 import type { Request } from 'express';
 import { StreamSlots } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { unknownProvider } from '../common/problem';
 import { Observable, Subject, finalize, interval, map, merge, mergeMap, startWith, takeUntil } from 'rxjs';
 import { BreakerLeadership } from './cluster/breaker-leadership';
@@ -25,6 +27,7 @@ export class CpaasHealthController implements OnModuleDestroy {
     private readonly leadership: BreakerLeadership,
     private readonly pool: PoolUsage,
     private readonly slots: StreamSlots,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Get()
@@ -98,7 +101,7 @@ export class CpaasHealthController implements OnModuleDestroy {
       providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), leadership)),
       replica: this.leadership.replica,
       leader: leadership.leader,
-      timestamp: new Date().toISOString(),
+      timestamp: new Date(this.clock.now()).toISOString(),
     };
   }
 }

@@ -1,6 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokenGuard } from '../accounts';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { unknownProvider } from '../common/problem';
 import { CpaasHealthDto, DisableProviderDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
 import { BreakerStateStore } from './breaker-state.store';
@@ -20,6 +22,7 @@ export class ProvidersAdminController {
     private readonly leadership: BreakerLeadership,
     private readonly pool: PoolUsage,
     private readonly numberImport: NumberImport,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
   @Post(':name/numbers/import')
@@ -40,7 +43,7 @@ export class ProvidersAdminController {
       providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), this.leadership.current)),
       replica: this.leadership.replica,
       leader: this.leadership.current.leader,
-      timestamp: new Date().toISOString(),
+      timestamp: new Date(this.clock.now()).toISOString(),
     };
   }
 
