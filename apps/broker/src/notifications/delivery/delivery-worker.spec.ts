@@ -3,6 +3,7 @@
  * the retry schedule, the down mode, the per-URL breaker, the 72 h give-up, the in-flight cap across
  * replicas and the takeover of a vanished replica's endpoints, without waiting for any of it.
  */
+import { VirtualTimeScheduler, type SchedulerLike } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { constructEvent } from '@app/sdk';
@@ -72,7 +73,11 @@ describe('DeliveryWorker', () => {
     await receiver.close();
   });
 
-  function worker(overrides: Partial<NotificationSettings> = {}, random = () => 0.5): DeliveryWorker {
+  function worker(
+    overrides: Partial<NotificationSettings> = {},
+    random = () => 0.5,
+    pacing: { scheduler?: SchedulerLike; lingerMs?: number } = {},
+  ): DeliveryWorker {
     const s = { ...settings, ...overrides };
     const sender = new WebhookSender({
       connectTimeoutMs: s.connectTimeoutMs,
@@ -85,11 +90,12 @@ describe('DeliveryWorker', () => {
       sender,
       preparer: new SignedRequestPreparer(secrets, s.opsWebhookSecret),
       clock,
-      // No lingering: `whenIdle` returns as soon as nothing is due.
-      settings: { ...workerSettings(s), lingerMs: 0 },
+      // No lingering unless asked: `whenIdle` returns as soon as nothing is due.
+      settings: { ...workerSettings(s), lingerMs: pacing.lingerMs ?? 0 },
       logger: quiet,
       random,
       listener,
+      scheduler: pacing.scheduler,
     });
     workers.push(w);
     return w;
@@ -418,6 +424,31 @@ describe('DeliveryWorker', () => {
     await record(acct, receiver.url);
     await receiver.waitFor(1);
     await w.stop();
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('lingers on an idle endpoint for lingerMs of its scheduler (not 1 ms less), then lets it go, without waiting', async () => {
+    const scheduler = new VirtualTimeScheduler();
+    const advanceTo = (frame: number): void => {
+      scheduler.maxFrames = frame;
+      scheduler.flush();
+    };
+    // Only this test's endpoint: what earlier tests left pending for their closed receivers is set aside.
+    await dataSource.query("UPDATE webhook_deliveries SET status = 'given_up', next_attempt_at = NULL WHERE status = 'pending'");
+    const w = worker({ pollIntervalMs: HOUR }, undefined, { scheduler, lingerMs: MIN });
+    const acct = await account();
+    const { deliveryId } = await record(acct, receiver.url);
+    await w.runOnce();
+    await receiver.waitFor(1);
+    // The outcome is written, then the lane, with nothing due, sets its linger on the scheduler.
+    while (!scheduler.actions.some((action) => action.delay === MIN)) await new Promise((resolve) => setImmediate(resolve));
+    expect(await delivery(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1 });
+
+    advanceTo(MIN - 1);
+    expect(w.activeEndpoints()).toEqual([receiver.url]);
+    advanceTo(MIN);
+    await w.whenIdle();
+    expect(w.activeEndpoints()).toEqual([]);
     expect(receiver.received).toHaveLength(1);
   });
 });

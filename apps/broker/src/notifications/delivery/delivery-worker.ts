@@ -5,9 +5,10 @@
  * an `EndpointLane` for each. A heartbeat renews the leases of the endpoints it owns.
  *
  * No NestJS here: `DeliveryWorkerService` runs it in the app; tests drive it directly (`runOnce`,
- * `whenIdle`) with a clock they move by hand.
+ * `whenIdle`) with a clock they move by hand, and its pacing timers on a scheduler they move (`scheduler`).
  */
 import { randomUUID } from 'node:crypto';
+import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { DataSource } from 'typeorm';
 import type { ChannelListener } from '../../database/listen-client';
 import type { Clock } from '@app/clock';
@@ -36,6 +37,11 @@ export interface DeliveryWorkerDeps {
   readonly random?: () => number;
   /** The replica's LISTEN connection (it reconnects by itself); without it the worker relies on polling. */
   readonly listener?: ChannelListener;
+  /**
+   * Runs the pacing timers (poll, lease heartbeat, and each lane's outcome flush and linger); rxjs's
+   * `asyncScheduler` unless given: a test passes a `VirtualTimeScheduler` and moves them without waiting.
+   */
+  readonly scheduler?: SchedulerLike;
 }
 
 export class DeliveryWorker {
@@ -46,14 +52,16 @@ export class DeliveryWorker {
   private readonly idleWaiters: Array<() => void> = [];
   private cycles: Promise<void> | null = null;
   private cycleWanted = false;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private readonly scheduler: SchedulerLike;
+  private pollTimer: Subscription | null = null;
+  private heartbeatTimer: Subscription | null = null;
   private unlisten: (() => void) | null = null;
   private running = false;
   private stopped = false;
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
     this.store = new DeliveryStore(deps.dataSource);
+    this.scheduler = deps.scheduler ?? asyncScheduler;
   }
 
   /** Starts polling, listening and the lease heartbeat. */
@@ -68,7 +76,8 @@ export class DeliveryWorker {
       this.unlisten = () => (unsubscribe(), unwatch());
     }
     this.schedulePoll();
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), Math.max(50, Math.floor(this.deps.settings.leaseMs / 3)));
+    const heartbeatMs = Math.max(50, Math.floor(this.deps.settings.leaseMs / 3));
+    this.heartbeatTimer = interval(heartbeatMs, this.scheduler).subscribe(() => void this.heartbeat());
     void this.runOnce();
   }
 
@@ -76,8 +85,8 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.pollTimer) clearTimeout(this.pollTimer);
-    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.pollTimer?.unsubscribe();
+    this.heartbeatTimer?.unsubscribe();
     this.pollTimer = this.heartbeatTimer = null;
     await this.cycles;
     await Promise.all([...this.lanes.values()].map((lane) => lane.stop()));
@@ -143,6 +152,7 @@ export class DeliveryWorker {
       settings: this.deps.settings,
       owner: this.owner,
       logger: this.deps.logger,
+      scheduler: this.scheduler,
     });
     this.lanes.set(endpoint.url, lane);
     void lane.done.then((end: LaneEnd) => {
@@ -169,7 +179,7 @@ export class DeliveryWorker {
 
   private schedulePoll(): void {
     if (this.stopped) return;
-    this.pollTimer = setTimeout(() => {
+    this.pollTimer = this.scheduler.schedule(() => {
       void this.runOnce().finally(() => this.schedulePoll());
     }, this.deps.settings.pollIntervalMs);
   }

@@ -9,6 +9,7 @@
  * worker stopped) are simply let go: they are still due in the database, and the next owner (or
  * `holdBlocked`) takes care of them.
  */
+import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Clock } from '@app/clock';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointWrite } from './delivery-store';
 import { EndpointHealth, endpointPolicies, type EndpointAdmission, type EndpointHealthSettings } from './endpoint-health';
@@ -43,6 +44,8 @@ export interface LaneDeps {
   readonly settings: LaneSettings;
   readonly owner: string;
   readonly logger: LaneLogger;
+  /** Runs the lane's pacing timers (outcome flush, linger): rxjs's `asyncScheduler` in the app, a virtual one in tests. */
+  readonly scheduler: SchedulerLike;
 }
 
 /** How a lane ended: `idle` (nothing due), `blocked`, `stopped` (by the worker) or `failed` (database error). */
@@ -73,9 +76,9 @@ export class EndpointLane {
   private exhausted = false;
   /** Bumped by every poke: a fetch that started before a poke cannot tell that nothing more is due. */
   private pokes = 0;
-  private lingerTimer: NodeJS.Timeout | null = null;
+  private lingerTimer: Subscription | null = null;
   private lingered = false;
-  private flushTimer: NodeJS.Timeout | null = null;
+  private flushTimer: Subscription | null = null;
   private flushDue = false;
   /** The endpoint state last written; outcome batches leave the endpoint row alone while it is unchanged. */
   private writtenState: string;
@@ -252,14 +255,14 @@ export class EndpointLane {
       state !== this.writtenState ||
       (this.inFlight === 0 && this.queue.length === 0);
     if (!urgent) {
-      this.flushTimer ??= setTimeout(() => {
+      this.flushTimer ??= this.deps.scheduler.schedule(() => {
         this.flushTimer = null;
         this.flushDue = true;
         this.pump();
       }, FLUSH_DELAY_MS);
       return;
     }
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer?.unsubscribe();
     this.flushTimer = null;
     this.flushDue = false;
     this.flushing = true;
@@ -299,7 +302,7 @@ export class EndpointLane {
     if (!this.stopping && this.blockedUntil === null && !this.exhausted && this.queue.length === 0) return;
     if (!this.stopping && this.blockedUntil === null && this.queue.length === 0 && !this.lingered && this.deps.settings.lingerMs > 0) {
       // Nothing due: stay a moment for what the next NOTIFY brings, then let the endpoint go.
-      this.lingerTimer ??= setTimeout(() => {
+      this.lingerTimer ??= this.deps.scheduler.schedule(() => {
         this.lingerTimer = null;
         this.lingered = true;
         this.pump();
@@ -307,7 +310,7 @@ export class EndpointLane {
       return;
     }
     this.finished = true;
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer?.unsubscribe();
     this.letGoOfQueue();
     void this.finish();
   }
@@ -328,7 +331,7 @@ export class EndpointLane {
 
   private cancelLinger(): void {
     this.lingered = false;
-    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer?.unsubscribe();
     this.lingerTimer = null;
   }
 
