@@ -33,6 +33,7 @@ import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
 import { ListenClient } from '../../apps/broker/src/database/listen-client';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 import { EventOutbox } from '../../apps/broker/src/notifications';
+import { DeliveryStore } from '../../apps/broker/src/notifications/delivery/delivery-store';
 import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
 import { DeliveryWorkerService } from '../../apps/broker/src/notifications/delivery/delivery-worker.service';
 import { SignedRequestPreparer } from '../../apps/broker/src/notifications/delivery/signed-request';
@@ -141,7 +142,7 @@ class Broker {
     });
     const listener = new ListenClient(this.databaseUrl);
     const worker = new DeliveryWorker({
-      dataSource: this.dataSource,
+      store: new DeliveryStore(this.dataSource),
       sender,
       preparer: new SignedRequestPreparer(this.secrets, undefined),
       clock: systemClock,

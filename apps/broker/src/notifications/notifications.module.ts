@@ -7,6 +7,7 @@ import { WebhooksController } from './api/webhooks.controller';
 import { WebhookHistory } from './api/webhook-history';
 import { WebhookHistoryRepository } from './api/webhook-history.repository';
 import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
+import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
 import { WebhookSecretRepository } from './secrets/webhook-secret.repository';
@@ -34,6 +35,7 @@ import { DefaultCallbackUrls } from './targets/default-callback-urls';
         new WebhookSecrets(new WebhookSecretRepository(dataSource), config.notifications.secretOverlapMs, clock),
       inject: [DataSource, BROKER_CONFIG, CLOCK],
     },
+    { provide: DeliveryStore, useFactory: (dataSource: DataSource) => new DeliveryStore(dataSource), inject: [DataSource] },
     CallbackUrlValidator,
     WebhookHistory,
     WebhookHistoryRepository,

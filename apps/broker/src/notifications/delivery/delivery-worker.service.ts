@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { DeliveryStore } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
 import { WebhookSender } from './webhook-sender';
@@ -18,7 +17,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
   private readonly sender: WebhookSender;
 
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    store: DeliveryStore,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(CLOCK) clock: Clock,
     @Inject(WebhookSecrets) secrets: WebhookSecrets,
@@ -33,7 +32,7 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
     });
     const logger = new Logger('Webhooks');
     this.worker = new DeliveryWorker({
-      dataSource,
+      store,
       sender: this.sender,
       preparer: new SignedRequestPreparer(secrets, n.opsWebhookSecret),
       clock,

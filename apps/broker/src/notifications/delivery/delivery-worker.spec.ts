@@ -15,6 +15,7 @@ import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
 import { WebhookSecretRepository } from '../secrets/webhook-secret.repository';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { DeliveryStore } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
 import { WebhookSender } from './webhook-sender';
@@ -86,7 +87,7 @@ describe('DeliveryWorker', () => {
     });
     senders.push(sender);
     const w = new DeliveryWorker({
-      dataSource,
+      store: new DeliveryStore(dataSource),
       sender,
       preparer: new SignedRequestPreparer(secrets, s.opsWebhookSecret),
       clock,

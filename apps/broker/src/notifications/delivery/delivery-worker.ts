@@ -9,10 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
-import type { DataSource } from 'typeorm';
 import type { ChannelListener } from '../../database/listen-client';
 import type { Clock } from '@app/clock';
-import { DELIVERY_CHANNEL, DeliveryStore, type AcquiredEndpoint } from './delivery-store';
+import { DELIVERY_CHANNEL, type AcquiredEndpoint, type DeliveryStore } from './delivery-store';
 import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
 import type { WebhookSender } from './webhook-sender';
 
@@ -28,7 +27,7 @@ export interface WorkerLogger extends LaneLogger {
 }
 
 export interface DeliveryWorkerDeps {
-  readonly dataSource: DataSource;
+  readonly store: DeliveryStore;
   readonly sender: WebhookSender;
   readonly preparer: DeliveryPreparer;
   readonly clock: Clock;
@@ -60,7 +59,7 @@ export class DeliveryWorker {
   private stopped = false;
 
   constructor(private readonly deps: DeliveryWorkerDeps) {
-    this.store = new DeliveryStore(deps.dataSource);
+    this.store = deps.store;
     this.scheduler = deps.scheduler ?? asyncScheduler;
   }
 
