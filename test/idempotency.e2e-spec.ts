@@ -12,6 +12,7 @@ import type request from 'supertest';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../apps/broker/src/common/clock';
 import { ListenClient } from '../apps/broker/src/database/listen-client';
+import { IdempotencyRepository } from '../apps/broker/src/idempotency/idempotency.repository';
 import { IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
 import { ManualClock } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
@@ -241,6 +242,36 @@ describe('Idempotency-Key', () => {
       expect(answers.map((a) => a.status)).toEqual(Array(5).fill(201));
       expect(answers.map((a) => a.text)).toEqual(Array(5).fill(answer));
     }, 30_000);
+
+    it('wakes its waiters when the first request lets go of the key (a 5xx), and one of them runs the create', async () => {
+      otherService.recheckMs = 900_000;
+      const pair = freshPair();
+      const body = sessionBody(pair);
+      const made = await createSession(broker.url, sessionBody(freshPair()), API_KEY).expect(201);
+      const { rows } = await db.query('SELECT account_id FROM sessions WHERE id = $1', [made.body.id]);
+      const claimedAt = new Date(Date.now());
+      await db.query(
+        `INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+        [
+          rows[0].account_id,
+          'idem-released',
+          createHash('sha256').update(canonicalJson(body)).digest('hex'),
+          claimedAt,
+          new Date(claimedAt.getTime() + DAY_MS),
+        ],
+      );
+      const before = await statements(other.url);
+      const waiters = Promise.all(Array.from({ length: 5 }, () => createSession(other.url, body, API_KEY, 'idem-released')));
+      await eventually(async () => (await statements(other.url)) - before >= 2, 100, 20);
+      // The first request failed with a 5xx on the first broker: the statement that lets go of its claim.
+      await broker.app.get(IdempotencyRepository).release(rows[0].account_id, 'idem-released', claimedAt);
+
+      const answers = await waiters;
+      expect(answers.map((a) => a.status)).toEqual(Array(5).fill(201));
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      expect(answers.filter((a) => a.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+      expect(await sessionsOf(pair)).toEqual([{ id: answers[0].body.id, status: 'active', idempotency_key: 'idem-released' }]);
+    }, 60_000);
 
     it('still answers with LISTEN down, looking again with backoff', async () => {
       await other.app.get(ListenClient).stop();
