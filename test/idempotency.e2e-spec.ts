@@ -8,8 +8,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
+import type request from 'supertest';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../apps/broker/src/common/clock';
+import { ListenClient } from '../apps/broker/src/database/listen-client';
+import { IdempotencyRepository } from '../apps/broker/src/idempotency/idempotency.repository';
 import { IdempotencyService, canonicalJson } from '../apps/broker/src/idempotency/idempotency.service';
 import { ManualClock } from '@app/testing';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
@@ -143,43 +146,146 @@ describe('Idempotency-Key', () => {
     expect(used).toBeLessThanOrEqual(10);
   }, 60_000);
 
-  it('makes a replica whose first request runs elsewhere look again with one backing-off flight for all its waiters', async () => {
-    const other = await startBroker(
-      { ...AUTH_ENV, BREAKER_HEALTH_INTERVAL_MS: '3600000', SESSION_SWEEP_INTERVAL_MS: '3600000' },
-      {
-        db: broker.db,
-        sim: broker.sim,
-      },
-    );
-    try {
-      const statements = async (url: string): Promise<number> => {
-        const text = await (await fetch(`${url}/metrics`)).text();
-        return [...text.matchAll(/^broker_db_statement_duration_seconds_count\{statement="idempotency\.[a-z]+"\} (\d+)$/gm)].reduce(
-          (sum, m) => sum + Number(m[1]),
-          0,
-        );
-      };
-      const pair = freshPair();
-      await setFault(broker.sim.url, 'primary', { mode: 'ok', latencyMs: 1500 });
-      const first = createSession(broker.url, sessionBody(pair), API_KEY, 'idem-elsewhere').then((res) => res);
-      await eventually(async () => (await recordOf('idem-elsewhere')) !== undefined, 100, 20);
-      const before = await statements(other.url);
-      const waiters = await Promise.all(
-        Array.from({ length: 20 }, () => createSession(other.url, sessionBody(pair), API_KEY, 'idem-elsewhere')),
-      );
-      const used = (await statements(other.url)) - before;
-      const made = await first;
+  describe('with the first request on another replica', () => {
+    let other: BrokerHarness;
+    let otherService: IdempotencyService;
 
-      expect(made.status).toBe(201);
-      expect(waiters.every((w) => w.status === 201 && w.text === made.text)).toBe(true);
-      // One flight: a claim and a read per look, 50 ms doubling to 1 s, for all 20 (a first create takes 1.5 s here).
-      expect(used).toBeGreaterThanOrEqual(2);
-      expect(used).toBeLessThanOrEqual(20);
-    } finally {
+    beforeAll(async () => {
+      other = await startBroker(
+        // A takeover here would be 20 min away: only a notification or the re-check wakes a waiter.
+        { ...AUTH_ENV, PROVIDER_CALL_TIMEOUT_MS: '600000', BREAKER_HEALTH_INTERVAL_MS: '3600000', SESSION_SWEEP_INTERVAL_MS: '3600000' },
+        { db: broker.db, sim: broker.sim },
+      );
+      broker.sim.config.brokerUrl = broker.url;
+      otherService = other.app.get(IdempotencyService);
+      await eventually(async () => other.app.get(ListenClient).connected, 100, 50);
+    });
+    afterEach(() => {
+      otherService.recheckMs = 2_000;
+    });
+    afterAll(async () => {
       await other.close();
       broker.sim.config.brokerUrl = broker.url;
+    });
+
+    async function statements(url: string): Promise<number> {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return [...text.matchAll(/^broker_db_statement_duration_seconds_count\{statement="idempotency\.[a-z]+"\} (\d+)$/gm)].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
     }
-  }, 60_000);
+
+    /** A create of `pair` with `key` on the first broker, slowed to 1.5 s, and 20 retries of it on the other; their statements there. */
+    async function twentyWaitersElsewhere(key: string): Promise<{ made: request.Response; waiters: request.Response[]; used: number }> {
+      const pair = freshPair();
+      await setFault(broker.sim.url, 'primary', { mode: 'ok', latencyMs: 1500 });
+      const first = createSession(broker.url, sessionBody(pair), API_KEY, key).then((res) => res);
+      await eventually(async () => (await recordOf(key)) !== undefined, 100, 20);
+      const before = await statements(other.url);
+      const waiters = await Promise.all(Array.from({ length: 20 }, () => createSession(other.url, sessionBody(pair), API_KEY, key)));
+      const used = (await statements(other.url)) - before;
+      const made = await first;
+      expect(await sessionsOf(pair)).toHaveLength(1);
+      return { made, waiters, used };
+    }
+
+    it('wakes its waiters on the NOTIFY of the answer: one look before and one after, all 20 answered alike', async () => {
+      // The re-check is 15 min away: only the notification can answer these within the test's time.
+      otherService.recheckMs = 900_000;
+      const { made, waiters, used } = await twentyWaitersElsewhere('idem-notified');
+
+      expect(made.status).toBe(201);
+      expect(waiters.map((w) => w.status)).toEqual(Array(20).fill(201));
+      expect(new Set(waiters.map((w) => w.text))).toEqual(new Set([made.text]));
+      expect(waiters.every((w) => w.headers['idempotent-replayed'] === 'true')).toBe(true);
+      // One flight: a claim and a read before the answer, the same once woken (4). Polling with backoff cost 12.
+      expect(used).toBeGreaterThanOrEqual(2);
+      expect(used).toBeLessThanOrEqual(6);
+    }, 60_000);
+
+    it('notifies nothing but a hash of account and key', async () => {
+      const listener = new Client(broker.db.url);
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (m) => heard.push(`${m.channel} ${m.payload}`));
+      await listener.query('LISTEN broker_idempotency');
+      try {
+        const made = await createSession(broker.url, sessionBody(freshPair()), API_KEY, 'idem-payload').expect(201);
+        const { rows } = await db.query('SELECT account_id FROM sessions WHERE id = $1', [made.body.id]);
+        const topic = createHash('sha256').update(`${rows[0].account_id}\u0000idem-payload`).digest('hex');
+        await eventually(async () => heard.length > 0, 100, 20);
+        expect(heard).toEqual([`broker_idempotency ${topic}`]);
+      } finally {
+        await listener.end();
+      }
+    });
+
+    it('still answers when the notification is lost, on the re-check', async () => {
+      const body = sessionBody(freshPair());
+      const made = await createSession(broker.url, body, API_KEY).expect(201);
+      const { rows } = await db.query('SELECT account_id FROM sessions WHERE id = $1', [made.body.id]);
+      // A first request still running elsewhere, as the record shows it.
+      await db.query(
+        `INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, now(), now() + interval '1 day')`,
+        [rows[0].account_id, 'idem-lost', createHash('sha256').update(canonicalJson(body)).digest('hex')],
+      );
+      otherService.recheckMs = 500;
+      const before = await statements(other.url);
+      const waiters = Promise.all(Array.from({ length: 5 }, () => createSession(other.url, body, API_KEY, 'idem-lost')));
+      await eventually(async () => (await statements(other.url)) - before >= 2, 100, 20);
+      // Its answer written without a NOTIFY.
+      const answer = JSON.stringify({ answered: 'without a notification' });
+      await db.query('UPDATE idempotency_records SET response_status = 201, response_body = $2 WHERE key = $1', ['idem-lost', answer]);
+
+      const answers = await waiters;
+      expect(answers.map((a) => a.status)).toEqual(Array(5).fill(201));
+      expect(answers.map((a) => a.text)).toEqual(Array(5).fill(answer));
+    }, 30_000);
+
+    it('wakes its waiters when the first request lets go of the key (a 5xx), and one of them runs the create', async () => {
+      otherService.recheckMs = 900_000;
+      const pair = freshPair();
+      const body = sessionBody(pair);
+      const made = await createSession(broker.url, sessionBody(freshPair()), API_KEY).expect(201);
+      const { rows } = await db.query('SELECT account_id FROM sessions WHERE id = $1', [made.body.id]);
+      const claimedAt = new Date(Date.now());
+      await db.query(
+        `INSERT INTO idempotency_records (account_id, key, request_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+        [
+          rows[0].account_id,
+          'idem-released',
+          createHash('sha256').update(canonicalJson(body)).digest('hex'),
+          claimedAt,
+          new Date(claimedAt.getTime() + DAY_MS),
+        ],
+      );
+      const before = await statements(other.url);
+      const waiters = Promise.all(Array.from({ length: 5 }, () => createSession(other.url, body, API_KEY, 'idem-released')));
+      await eventually(async () => (await statements(other.url)) - before >= 2, 100, 20);
+      // The first request failed with a 5xx on the first broker: the statement that lets go of its claim.
+      await broker.app.get(IdempotencyRepository).release(rows[0].account_id, 'idem-released', claimedAt);
+
+      const answers = await waiters;
+      expect(answers.map((a) => a.status)).toEqual(Array(5).fill(201));
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      expect(answers.filter((a) => a.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
+      expect(await sessionsOf(pair)).toEqual([{ id: answers[0].body.id, status: 'active', idempotency_key: 'idem-released' }]);
+    }, 60_000);
+
+    it('still answers with LISTEN down, looking again with backoff', async () => {
+      await other.app.get(ListenClient).stop();
+      expect(other.app.get(ListenClient).connected).toBe(false);
+      const { made, waiters, used } = await twentyWaitersElsewhere('idem-unlistened');
+
+      expect(made.status).toBe(201);
+      expect(waiters.map((w) => w.status)).toEqual(Array(20).fill(201));
+      expect(new Set(waiters.map((w) => w.text))).toEqual(new Set([made.text]));
+      // One flight polling: a claim and a read per look, 50 ms doubling to 1 s, for all 20.
+      expect(used).toBeGreaterThanOrEqual(4);
+      expect(used).toBeLessThanOrEqual(20);
+    }, 60_000);
+  });
 
   /** The state a create killed after claiming its key leaves: a record with no answer, claimed at `at`. */
   async function deadClaim(key: string, body: Record<string, unknown>, at: number): Promise<void> {

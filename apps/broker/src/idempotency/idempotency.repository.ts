@@ -2,9 +2,21 @@
  * The SQL of `Idempotency-Key` records. Every time is IdempotencyService's clock, passed in; nothing
  * here reads now(). Typed rows out; the service decides what a record means for a request.
  */
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+
+/**
+ * Where a first request announces that its key is settled (answer kept, or claim let go). The payload
+ * is `keyTopic(accountId, key)`, never the account or key in clear; waiters on other replicas wake on it.
+ */
+export const IDEMPOTENCY_CHANNEL = 'broker_idempotency';
+
+/** A key's name on IDEMPOTENCY_CHANNEL: the SHA-256 (hex, 64 characters) of account and key. */
+export function keyTopic(accountId: string, key: string): string {
+  return createHash('sha256').update(`${accountId}\u0000${key}`).digest('hex');
+}
 
 export interface IdempotencyRecordRow {
   requestHash: string;
@@ -80,21 +92,31 @@ export class IdempotencyRepository {
     return result[1] > 0;
   }
 
-  /** Keeps the answer (`body`, the JSON text sent) if the claim made at `claimedAt` still holds; says whether it did. */
+  /**
+   * Keeps the answer (`body`, the JSON text sent) if the claim made at `claimedAt` still holds; says
+   * whether it did. The same statement notifies IDEMPOTENCY_CHANNEL (sent at its commit), so waiters on
+   * other replicas wake without an extra round trip.
+   */
   async store(accountId: string, key: string, claimedAt: Date, status: number, body: string): Promise<boolean> {
     const result: UpdateResult = await this.dataSource.query(
       `/* idempotency.store */ UPDATE idempotency_records SET response_status = $4, response_body = $5
-        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL RETURNING key`,
-      [accountId, key, claimedAt, status, body],
+        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL
+        RETURNING key, pg_notify('${IDEMPOTENCY_CHANNEL}', $6)`,
+      [accountId, key, claimedAt, status, body, keyTopic(accountId, key)],
     );
     return result[1] > 0;
   }
 
-  /** Lets go of the claim made at `claimedAt` (the request failed with a 5xx): the next request runs again. */
+  /**
+   * Lets go of the claim made at `claimedAt` (the request failed with a 5xx): the next request runs
+   * again. Notifies IDEMPOTENCY_CHANNEL in the same statement, as `store` does.
+   */
   async release(accountId: string, key: string, claimedAt: Date): Promise<void> {
     await this.dataSource.query(
-      '/* idempotency.release */ DELETE FROM idempotency_records WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL',
-      [accountId, key, claimedAt],
+      `/* idempotency.release */ DELETE FROM idempotency_records
+        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL
+        RETURNING pg_notify('${IDEMPOTENCY_CHANNEL}', $4)`,
+      [accountId, key, claimedAt, keyTopic(accountId, key)],
     );
   }
 

@@ -1,16 +1,22 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException, type ProblemDetails } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { IdempotencyRepository } from './idempotency.repository';
+import { ListenClient } from '../database/listen-client';
+import { IDEMPOTENCY_CHANNEL, IdempotencyRepository, keyTopic } from './idempotency.repository';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-/** A waiter for a first request on another replica looks again after this, doubling up to MAX_WAIT_MS. */
+/**
+ * A waiter for a first request on another replica wakes on its NOTIFY, and looks again after
+ * RECHECK_MS anyway (a lost notification). With LISTEN down it looks again after FIRST_WAIT_MS,
+ * doubling up to MAX_WAIT_MS.
+ */
+const RECHECK_MS = 2_000;
 const FIRST_WAIT_MS = 50;
 const MAX_WAIT_MS = 1_000;
 const TTL_MS = IDEMPOTENCY_TTL_HOURS * 3_600_000;
@@ -56,22 +62,47 @@ interface Flight {
  *
  * Waiting: on each replica one request per key (a Flight) talks to the database; the others with
  * the same body wait on it in memory and are woken the moment it ends. When the first request runs
- * on this replica (the usual case) nobody polls; when it runs on another, the flight looks again
- * after 50 ms, doubling up to 1 s.
+ * on this replica (the usual case) nobody polls; when it runs on another, the flight wakes on the NOTIFY the first request's answer (or its letting go of the key) sends on
+ * IDEMPOTENCY_CHANNEL, heard through the replica's shared LISTEN connection, and looks again every
+ * `recheckMs` (2 s) in case a notification was lost; while LISTEN is down it looks again after 50 ms,
+ * doubling up to 1 s. See docs/design.md#idempotency-and-crash-takeover.
  */
 @Injectable()
-export class IdempotencyService {
+export class IdempotencyService implements OnApplicationBootstrap, OnApplicationShutdown {
   /** The longest a create can take: every provider tried up to its timeout, plus one call's and 5 s of margin. */
   readonly takeoverAfterMs: number;
 
+  /** How long a waiter on another replica's first request trusts LISTEN before looking again. */
+  recheckMs = RECHECK_MS;
+
   private readonly flights = new Map<string, Flight>();
+  /** Flights waiting on another replica, by `keyTopic`: each wakes when its key's NOTIFY arrives. */
+  private readonly wakers = new Map<string, Set<() => void>>();
+  private unlisten: Array<() => void> = [];
 
   constructor(
     private readonly records: IdempotencyRepository,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     @Inject(CLOCK) private readonly clock: Clock,
+    private readonly listener: ListenClient,
   ) {
     this.takeoverAfterMs = config.providerCallTimeoutMs * (config.providers.length + 1) + 5_000;
+  }
+
+  onApplicationBootstrap(): void {
+    this.unlisten.push(
+      this.listener.subscribe(IDEMPOTENCY_CHANNEL, (topic) => {
+        for (const wake of this.wakers.get(topic) ?? []) wake();
+      }),
+      // Notifications sent while the connection was down are lost: every waiter looks again.
+      this.listener.onReconnect(() => {
+        for (const set of this.wakers.values()) for (const wake of set) wake();
+      }),
+    );
+  }
+
+  onApplicationShutdown(): void {
+    for (const off of this.unlisten.splice(0)) off();
   }
 
   async run<T>(
@@ -127,34 +158,47 @@ export class IdempotencyService {
     recover: () => Promise<T | null>,
   ): Promise<T> {
     const landing: Flight | { first: boolean; outcome: Outcome } = flight ?? { first: false, outcome: { kept: false } };
+    const topic = keyTopic(accountId, key);
     try {
       for (let waitMs = FIRST_WAIT_MS; ;) {
-        const now = this.clock.now();
-        if (await this.records.claim(accountId, key, requestHash, new Date(now), new Date(now + TTL_MS))) {
-          landing.first = true;
-          return await this.runFirst(landing, accountId, key, new Date(now), work);
-        }
-        const record = await this.records.find(accountId, key);
-        if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
-        if (record.expiresAt.getTime() <= now) {
-          await this.records.deleteExpired(accountId, key, new Date(now));
-          continue;
-        }
-        if (record.requestHash !== requestHash) throw reused();
-        if (record.responseStatus !== null) {
-          landing.outcome = { kept: true, status: record.responseStatus, body: record.responseBody! };
-          return replay<T>(record.responseStatus, record.responseBody!, response);
-        }
-        if (now - record.createdAt.getTime() >= this.takeoverAfterMs) {
-          const claimedAt = new Date(now);
-          if (!(await this.records.takeOver(accountId, key, new Date(now - this.takeoverAfterMs), claimedAt, new Date(now + TTL_MS))))
+        // Listening before the look, so a NOTIFY sent while it runs still wakes the wait after it.
+        const alarm = this.alarm(topic);
+        try {
+          const now = this.clock.now();
+          if (await this.records.claim(accountId, key, requestHash, new Date(now), new Date(now + TTL_MS))) {
+            landing.first = true;
+            return await this.runFirst(landing, accountId, key, new Date(now), work);
+          }
+          const record = await this.records.find(accountId, key);
+          if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
+          if (record.expiresAt.getTime() <= now) {
+            await this.records.deleteExpired(accountId, key, new Date(now));
             continue;
-          landing.first = true;
-          // A taken-over key first asks whether the dead request had made its session.
-          return await this.runFirst(landing, accountId, key, claimedAt, async () => (await recover()) ?? (await work()));
+          }
+          if (record.requestHash !== requestHash) throw reused();
+          if (record.responseStatus !== null) {
+            landing.outcome = { kept: true, status: record.responseStatus, body: record.responseBody! };
+            return replay<T>(record.responseStatus, record.responseBody!, response);
+          }
+          if (now - record.createdAt.getTime() >= this.takeoverAfterMs) {
+            const claimedAt = new Date(now);
+            if (!(await this.records.takeOver(accountId, key, new Date(now - this.takeoverAfterMs), claimedAt, new Date(now + TTL_MS))))
+              continue;
+            landing.first = true;
+            // A taken-over key first asks whether the dead request had made its session.
+            return await this.runFirst(landing, accountId, key, claimedAt, async () => (await recover()) ?? (await work()));
+          }
+          if (this.listener.connected) {
+            // Not past the moment the claim may be taken over, should the first request have died.
+            const untilTakeover = record.createdAt.getTime() + this.takeoverAfterMs - now;
+            await alarm.wait(Math.max(FIRST_WAIT_MS, Math.min(this.recheckMs, untilTakeover)));
+          } else {
+            await alarm.wait(waitMs);
+            waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
+          }
+        } finally {
+          alarm.off();
         }
-        await new Promise((done) => setTimeout(done, waitMs));
-        waitMs = Math.min(waitMs * 2, MAX_WAIT_MS);
       }
     } finally {
       if (flight) {
@@ -162,6 +206,24 @@ export class IdempotencyService {
         flight.land(flight.outcome);
       }
     }
+  }
+
+  /** Listens for the key's NOTIFY from now on: `wait(ms)` ends on it (or one heard already) or after `ms`. */
+  private alarm(topic: string): { wait(ms: number): Promise<void>; off(): void } {
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    let set = this.wakers.get(topic);
+    if (!set) this.wakers.set(topic, (set = new Set()));
+    set.add(wake);
+    let timer: NodeJS.Timeout | undefined;
+    return {
+      wait: (ms) => Promise.race([woken, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]),
+      off: () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.wakers.get(topic) === set) this.wakers.delete(topic);
+      },
+    };
   }
 
   /** Runs the work of the request holding the claim made at `claimedAt`; `landing.outcome` says what was kept. */
