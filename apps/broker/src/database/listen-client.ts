@@ -34,6 +34,8 @@ export class ListenClient implements ChannelListener {
   private connecting: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private attempted = false;
+  /** LISTENs go one after another: pg warns (and will refuse) a query sent while another is running. */
+  private listening: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private readonly reconnectMs: number;
 
@@ -61,7 +63,8 @@ export class ListenClient implements ChannelListener {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
-      if (this.client && this.connected) this.client.query(`LISTEN ${channel}`).catch((error: Error) => this.lost(this.client!, error));
+      const client = this.client;
+      if (client && this.connected) void this.listen(client, channel).catch((error: Error) => this.lost(client, error));
     }
     set.add(handler);
     void this.start();
@@ -112,7 +115,7 @@ export class ListenClient implements ChannelListener {
     this.attempted = true;
     try {
       await client.connect();
-      for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+      for (const channel of this.handlers.keys()) await this.listen(client, channel);
       if (this.stopped) {
         await client.end().catch(() => undefined);
         return;
@@ -122,6 +125,12 @@ export class ListenClient implements ChannelListener {
     } catch (error) {
       this.lost(client, error as Error);
     }
+  }
+
+  private listen(client: Client, channel: string): Promise<unknown> {
+    const next = this.listening.then(() => client.query(`LISTEN ${channel}`));
+    this.listening = next.catch(() => undefined);
+    return next;
   }
 
   private lost(client: Client, error: Error): void {
