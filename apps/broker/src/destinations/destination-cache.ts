@@ -39,6 +39,7 @@ export class DestinationCache {
   private poolNumbers: ReadonlySet<string> = new Set();
   private poolCountries: ReadonlySet<string> = new Set();
   private queue: Promise<void> = Promise.resolve();
+  private readonly rereads = new Map<string, Promise<void>>();
   private readonly unlisten: Array<() => void> = [];
   private timer: Subscription | null = null;
   private readonly refreshMs: number;
@@ -84,10 +85,18 @@ export class DestinationCache {
 
   /** Re-reads the pool and the account before a refusal, then answers from what was read. */
   async reread(accountId: string): Promise<DestinationView | null> {
-    await this.enqueue(async () => {
-      await this.loadPool();
-      await this.loadAccount(accountId);
-    });
+    // Refusals of one account waiting for the same re-read share it (a flood of 422s queues one per
+    // account); one asked for after it started queues another, which sees what committed since.
+    let pending = this.rereads.get(accountId);
+    if (!pending) {
+      pending = this.enqueue(async () => {
+        this.rereads.delete(accountId);
+        await this.loadPool();
+        await this.loadAccount(accountId);
+      });
+      this.rereads.set(accountId, pending);
+    }
+    await pending;
     return this.current(accountId);
   }
 
