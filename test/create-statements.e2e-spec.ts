@@ -99,4 +99,14 @@ describe('the statements of a create', () => {
     await eventually(async () => breakers(onFollower.all()).length > 0, 100, 100);
     expect(breakers(onFollower.all())).toEqual(['SELECT pg_notify($1, $2)']);
   });
+
+  it('does not read the allowed destinations: the check answers from memory (issue #19)', async () => {
+    await createSession(leader.url, sessionBody(freshPair())).expect(201);
+    const create = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));
+    expect(create.during.length).toBeGreaterThan(0);
+    // The destination query read accounts.allowed_countries and aggregated the pool's numbers.
+    expect(
+      create.during.map((s) => s.query).filter((q) => /allowed_countries|array_agg|DISTINCT number FROM proxy_numbers/i.test(q)),
+    ).toEqual([]);
+  });
 });

@@ -219,6 +219,9 @@ async function main(): Promise<void> {
     SIM_SEED_NUMBERS: String(NUMBERS),
     SESSION_SWEEP_INTERVAL_MS: '3600000',
     BREAKER_HEALTH_INTERVAL_MS: '3600000',
+    // The ladder's auth rung sends 1 500 wrong keys from one address: measured as 401s, not throttled to 429s.
+    RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '100000',
+    RATE_LIMIT_AUTH_FAILURES_BURST: '1000000',
   };
   // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
   const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];

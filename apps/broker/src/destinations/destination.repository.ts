@@ -2,45 +2,48 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
-/** What the destination policy checks a create's participants against, read in one query. */
+/** Channel of the triggers on proxy_numbers and accounts (migration DestinationNotify): 'pool' or 'account:<id>'. */
+export const DESTINATIONS_CHANNEL = 'broker_destinations';
+
+/** What the destination policy checks an account's participants against. */
 export interface AccountDestinations {
   /** ISO country codes; null: the countries of the pool's numbers. */
-  readonly allowedCountries: string[] | null;
+  readonly allowedCountries: readonly string[] | null;
   readonly allowSpecialRate: boolean;
-  /** Every pool number, read only when allowedCountries is null (the default is their countries). */
-  readonly poolNumbers: string[];
-  /** The participants that are proxy numbers themselves. */
-  readonly poolParticipants: string[];
 }
 
 interface AccountDestinationsRow {
+  id: string;
   allowed_countries: string[] | null;
   allow_special_rate: boolean;
-  pool_numbers: string[] | null;
-  pool_participants: string[] | null;
 }
 
-/** The SQL behind the toll-fraud guard (DestinationPolicy); the participant limit is in the reservation. */
+/** The SQL behind the toll-fraud guard's memory (DestinationCache); none of it runs on a create that is allowed. */
 @Injectable()
 export class DestinationRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Null when the account does not exist. */
-  async accountDestinations(accountId: string, participants: readonly string[]): Promise<AccountDestinations | null> {
-    const [row] = await this.dataSource.query<AccountDestinationsRow[]>(
-      `SELECT a.allowed_countries, a.allow_special_rate,
-              CASE WHEN a.allowed_countries IS NULL
-                   THEN (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn) END AS pool_numbers,
-              (SELECT array_agg(DISTINCT pn.number) FROM proxy_numbers pn WHERE pn.number = ANY($2::text[])) AS pool_participants
-         FROM accounts a WHERE a.id = $1`,
-      [accountId, participants],
-    );
-    if (!row) return null;
-    return {
-      allowedCountries: row.allowed_countries,
-      allowSpecialRate: row.allow_special_rate,
-      poolNumbers: row.pool_numbers ?? [],
-      poolParticipants: row.pool_participants ?? [],
-    };
+  /** Every pool number (shared and dedicated): the default allowed countries are theirs, and none may be a participant. */
+  async poolNumbers(): Promise<string[]> {
+    const rows = await this.dataSource.query<Array<{ number: string }>>('SELECT DISTINCT number FROM proxy_numbers');
+    return rows.map((r) => r.number);
   }
+
+  async allAccounts(): Promise<Map<string, AccountDestinations>> {
+    const rows = await this.dataSource.query<AccountDestinationsRow[]>('SELECT id, allowed_countries, allow_special_rate FROM accounts');
+    return new Map(rows.map((r) => [r.id, toDestinations(r)]));
+  }
+
+  /** Null when the account does not exist. */
+  async account(accountId: string): Promise<AccountDestinations | null> {
+    const [row] = await this.dataSource.query<AccountDestinationsRow[]>(
+      'SELECT id, allowed_countries, allow_special_rate FROM accounts WHERE id = $1',
+      [accountId],
+    );
+    return row ? toDestinations(row) : null;
+  }
+}
+
+function toDestinations(row: AccountDestinationsRow): AccountDestinations {
+  return { allowedCountries: row.allowed_countries, allowSpecialRate: row.allow_special_rate };
 }

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ListenClient } from '../database/listen-client';
+import { DestinationCache } from '../destinations/destination-cache';
 import { DestinationPolicy } from '../destinations/destination-policy';
 import { DestinationRepository } from '../destinations/destination.repository';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -19,6 +21,11 @@ import { SessionsService } from './sessions.service';
     SessionsService,
     DestinationPolicy,
     DestinationRepository,
+    {
+      provide: DestinationCache,
+      useFactory: (r: DestinationRepository, l: ListenClient) => new DestinationCache(r, l),
+      inject: [DestinationRepository, ListenClient],
+    },
     SessionAllocator,
     SessionReservationRepository,
     SessionSweeper,

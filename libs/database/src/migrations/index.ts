@@ -7,6 +7,7 @@ import { CrashSafeIdempotency1796076857806 } from './1796076857806-CrashSafeIdem
 import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvents';
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
+import { DestinationNotify1796090000000 } from './1796090000000-DestinationNotify';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -19,4 +20,5 @@ export const MIGRATIONS: Function[] = [
   ClusterLease1796080000000,
   DedicatedNumbers1796082780206,
   ParticipantLimitSlots1796086246751,
+  DestinationNotify1796090000000,
 ];
