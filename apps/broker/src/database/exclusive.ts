@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -28,5 +30,15 @@ export async function runExclusive(dataSource: DataSource, key: number, work: ()
     return true;
   } finally {
     await runner.release();
+  }
+}
+
+/** `runExclusive` on the app's data source, for the job runner to inject. */
+@Injectable()
+export class AdvisoryLocks {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  runExclusive(key: number, work: () => Promise<void>): Promise<boolean> {
+    return runExclusive(this.dataSource, key, work);
   }
 }

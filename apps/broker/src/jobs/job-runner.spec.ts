@@ -5,7 +5,7 @@
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { JOB_LOCKS } from '../database/exclusive';
+import { AdvisoryLocks, JOB_LOCKS } from '../database/exclusive';
 import { JobRunner } from './job-runner';
 
 describe('JobRunner.exclusive', () => {
@@ -27,7 +27,7 @@ describe('JobRunner.exclusive', () => {
     const ran: string[] = [];
     let endFirst!: () => void;
     const [a, b] = replicas.map((dataSource, i) =>
-      new JobRunner(dataSource).exclusive(JOB_LOCKS.relayRetries, {
+      new JobRunner(new AdvisoryLocks(dataSource)).exclusive(JOB_LOCKS.relayRetries, {
         name: `replica-${i}`,
         intervalMs: 60_000,
         work: () => {

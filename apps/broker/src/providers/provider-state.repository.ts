@@ -142,6 +142,11 @@ export class ProviderStateRepository {
     await this.dataSource.query(`UPDATE cluster_leases SET expires_at = now() WHERE name = $1 AND holder = $2`, [name, holder]);
   }
 
+  /** A NOTIFY on `channel`, outside any transaction (the followers' outcome batches). */
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
   async poolUsage(): Promise<PoolUsageRows> {
     const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
       `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,

@@ -8,6 +8,7 @@ import type { DataSource } from 'typeorm';
 import { loadConfig } from '../../config';
 import type { ChannelHandler, ListenClient } from '../../database/listen-client';
 import { ProviderBreakers, systemBreakerScheduler } from '../provider-breakers';
+import { ProviderStateRepository } from '../provider-state.repository';
 import type { ProviderAdapters } from '../provider-adapters';
 import type { BreakerLeadership, Leadership } from './breaker-leadership';
 import { BREAKER_OUTCOME_CHANNEL, BreakerOutcomes } from './breaker-outcomes';
@@ -36,7 +37,14 @@ function replica(name: string, leadership: Leadership, send: (payload: string) =
     systemBreakerScheduler(),
   );
   const dataSource = { query: (_: string, [, payload]: [string, string]) => send(payload) } as unknown as DataSource;
-  const outcomes = new BreakerOutcomes(config, dataSource, listener as unknown as ListenClient, breakers, lead, systemBreakerScheduler());
+  const outcomes = new BreakerOutcomes(
+    config,
+    new ProviderStateRepository(dataSource),
+    listener as unknown as ListenClient,
+    breakers,
+    lead,
+    systemBreakerScheduler(),
+  );
   outcomes.onApplicationBootstrap();
   return { breakers, outcomes, state, deliver: (payload: string) => handlers.get(BREAKER_OUTCOME_CHANNEL)!(payload) };
 }

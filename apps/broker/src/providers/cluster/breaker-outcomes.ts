@@ -6,13 +6,12 @@
  * made the call has already answered, or answers without any database statement of ours.
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Outcome } from '@app/circuit-breaker';
 import { Subject, type Observable, type SchedulerLike } from 'rxjs';
-import { DataSource } from 'typeorm';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
 import { BREAKER_SCHEDULER, ProviderBreakers } from '../provider-breakers';
+import { ProviderStateRepository } from '../provider-state.repository';
 import { BreakerLeadership } from './breaker-leadership';
 
 /** Replicas NOTIFY their outcomes here; only the leader acts on them. */
@@ -46,7 +45,7 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repository: ProviderStateRepository,
     private readonly listener: ListenClient,
     private readonly breakers: ProviderBreakers,
     private readonly leadership: BreakerLeadership,
@@ -97,7 +96,7 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     if (batch.length === 0) return;
     const payload: WireBatch = { from: this.leadership.replica, at: this.scheduler.now(), o: batch };
     this.sending = this.sending
-      .then(() => this.dataSource.query('SELECT pg_notify($1, $2)', [BREAKER_OUTCOME_CHANNEL, JSON.stringify(payload)]))
+      .then(() => this.repository.notify(BREAKER_OUTCOME_CHANNEL, JSON.stringify(payload)))
       .then(
         () => undefined,
         (error: unknown) => {
