@@ -5,7 +5,7 @@
  * JSON object whose expected id is there, or a counted rejection / malformed answer.
  */
 import type { Agent, Dispatcher } from 'undici';
-import type { ProviderFailure } from './provider';
+import type { ProviderFailure, ProviderOperation, ProviderResult } from './provider';
 import { readLimited } from './read-limited';
 import { describeTransportError, isTimeoutError, parseObject } from './transport-errors';
 
@@ -13,6 +13,19 @@ import { describeTransportError, isTimeoutError, parseObject } from './transport
 export interface UnnamedFailure {
   failure: Omit<ProviderFailure, 'reason'>;
   reason: string;
+}
+
+/** A classified failure of `provider`'s `operation` started at `started` (performance.now()), its reason named. */
+export function failedCall<T>(
+  provider: string,
+  operation: ProviderOperation,
+  started: number,
+): (failure: Omit<ProviderFailure, 'reason'>, reason: string) => ProviderResult<T> {
+  return (failure, reason) => ({
+    ok: false,
+    failure: { ...failure, reason: `${provider}: ${reason} on ${operation}` },
+    latencyMs: performance.now() - started,
+  });
 }
 
 export type VendorAnswer = { status: number; text: string } | UnnamedFailure;

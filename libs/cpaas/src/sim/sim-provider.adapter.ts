@@ -13,7 +13,6 @@ import {
   type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
-  type ProviderFailure,
   type ProviderOperation,
   type ProviderResult,
   type SendSmsRequest,
@@ -28,7 +27,7 @@ import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstructio
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
 import { parseSimInbound, parseSimStatus } from './sim-webhooks';
 import { parseObject } from '../transport-errors';
-import { readSuccess, requestWithin, type Reading } from '../vendor-request';
+import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
 
 export interface SimProviderAdapterOptions {
   /** The provider's name, both in the broker and in the simulator's paths. */
@@ -161,11 +160,7 @@ export class SimProviderAdapter implements CpaasProvider {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
-      ok: false,
-      failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
-      latencyMs: performance.now() - started,
-    });
+    const fail = failedCall<T>(this.name, operation, started);
     const answered = await requestWithin(
       this.agent,
       {

@@ -18,7 +18,6 @@ import {
   type InboundEvent,
   type NumberManagement,
   type NumberWebhooks,
-  type ProviderFailure,
   type ProviderNumber,
   type ProviderOperation,
   type ProviderResult,
@@ -30,7 +29,7 @@ import {
   type WebhookVerification,
 } from '../provider';
 import { parseObject } from '../transport-errors';
-import { readSuccess, requestWithin, type Reading } from '../vendor-request';
+import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
 import { dialTwiml, emptyTwiml, messageTwiml, rejectTwiml, sayTwiml, twimlAnswer } from './twiml';
 import { twilioOutcome } from './twilio-outcomes';
 import { parseTwilioInbound, parseTwilioStatus, twilioParams, verifyTwilioWebhook } from './twilio-webhooks';
@@ -213,11 +212,7 @@ export class TwilioProviderAdapter implements CpaasProvider {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
-      ok: false,
-      failure: { ...failure, reason: `${this.name}: ${reason} on ${operation}` },
-      latencyMs: performance.now() - started,
-    });
+    const fail = failedCall<T>(this.name, operation, started);
     const answered = await requestWithin(
       this.agent,
       {

@@ -12,8 +12,9 @@ import { performance } from 'node:perf_hooks';
 import { tokenGenerate } from '@vonage/jwt';
 import { Agent, type Dispatcher } from 'undici';
 import { describeTransportError, isTimeoutError, parseObject } from '../transport-errors';
-import type { ProviderFailure, ProviderOperation, ProviderResult } from '../provider';
+import type { ProviderOperation, ProviderResult } from '../provider';
 import { readLimited } from '../read-limited';
+import { failedCall } from '../vendor-request';
 import { classifyVonageAnswer } from './vonage-outcomes';
 
 export const VONAGE_MESSAGES_API = 'https://api.nexmo.com';
@@ -167,11 +168,7 @@ export class VonageApi {
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
     const started = performance.now();
-    const fail = (failure: Omit<ProviderFailure, 'reason'>, reason: string): ProviderResult<T> => ({
-      ok: false,
-      failure: { ...failure, reason: `${this.options.name}: ${reason} on ${operation}` },
-      latencyMs: performance.now() - started,
-    });
+    const fail = failedCall<T>(this.options.name, operation, started);
     const headers: Record<string, string> = { accept: 'application/json' };
     let body: string | undefined;
     if (request.json) {
