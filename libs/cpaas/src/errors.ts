@@ -21,3 +21,17 @@ export class UnknownAdapterError extends Error {
 }
 
 export const isInvalidWebhookError = (error: unknown): error is InvalidWebhookError => error instanceof InvalidWebhookError;
+
+/** The body as the broker has it: parsed JSON, or still the raw bytes or string. */
+export function webhookObject(body: unknown): Record<string, unknown> {
+  let value = body;
+  if (Buffer.isBuffer(body) || typeof body === 'string') {
+    try {
+      value = JSON.parse(body.toString());
+    } catch {
+      throw new InvalidWebhookError('body is not JSON');
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidWebhookError('body must be a JSON object');
+  return value as Record<string, unknown>;
+}

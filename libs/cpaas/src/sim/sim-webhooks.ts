@@ -1,6 +1,6 @@
 /** Reading the simulated provider's webhook bodies into the port's events; strict, so a bad body is a 400. */
 import { isE164 } from '../e164';
-import { InvalidWebhookError } from '../errors';
+import { InvalidWebhookError, webhookObject } from '../errors';
 import { CALL_ANSWERS, type CallAnswer, type InboundEvent, type StatusEvent } from '../provider';
 
 export function parseSimInbound(channel: 'sms' | 'voice', body: unknown): InboundEvent {
@@ -36,20 +36,6 @@ export function parseSimStatus(body: unknown): StatusEvent {
     default:
       throw new InvalidWebhookError('type must be message.delivered or call.completed', 'type');
   }
-}
-
-/** The body as the broker has it: parsed JSON, or still the raw bytes or string. */
-function webhookObject(body: unknown): Record<string, unknown> {
-  let value = body;
-  if (Buffer.isBuffer(body) || typeof body === 'string') {
-    try {
-      value = JSON.parse(body.toString());
-    } catch {
-      throw new InvalidWebhookError('body is not JSON');
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidWebhookError('body must be a JSON object');
-  return value as Record<string, unknown>;
 }
 
 function text(fields: Record<string, unknown>, field: string): string {

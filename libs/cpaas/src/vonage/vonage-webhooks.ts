@@ -7,7 +7,7 @@
  * `message_uuid`, the answered call's `uuid`, and for statuses the uuid with the status.
  */
 import { isE164 } from '../e164';
-import { InvalidWebhookError } from '../errors';
+import { InvalidWebhookError, webhookObject } from '../errors';
 import type { InboundEvent } from '../provider';
 
 export const VONAGE_MESSAGE_STATUSES = ['submitted', 'delivered', 'read', 'rejected', 'undeliverable'] as const;
@@ -122,20 +122,6 @@ export function parseVonageStatus(body: unknown, receivedAt: string): VonageStat
     durationSec: duration(fields.duration),
     at: optionalTimestamp(fields, 'timestamp') ?? receivedAt,
   };
-}
-
-/** The body as the broker has it: parsed JSON, or still the raw bytes or string. */
-function webhookObject(body: unknown): Record<string, unknown> {
-  let value = body;
-  if (Buffer.isBuffer(body) || typeof body === 'string') {
-    try {
-      value = JSON.parse(body.toString());
-    } catch {
-      throw new InvalidWebhookError('body is not JSON');
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidWebhookError('body must be a JSON object');
-  return value as Record<string, unknown>;
 }
 
 function id(fields: Record<string, unknown>, field: string): string {
