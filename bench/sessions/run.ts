@@ -43,6 +43,7 @@ import { activateWithEvent } from '../../apps/broker/src/sessions/session.reposi
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
+import { floors } from './floors';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
@@ -381,6 +382,24 @@ async function main(): Promise<void> {
     const noCallMax = median(noCall.map((p) => p.perSecond));
     const cpuMedian = (phase: keyof typeof cpu) =>
       Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)]));
+    // What no broker can go below here: bare HTTP, a bind straight to the simulator, the minimal SQL.
+    const proxyNumbers = await withClient(db.url, async (c) =>
+      (await c.query<{ number: string }>(`SELECT number FROM proxy_numbers WHERE provider = 'primary' ORDER BY number`)).rows.map(
+        (r) => r.number,
+      ),
+    );
+    const floor = await floors({
+      connections: CONNECTIONS,
+      amount: AMOUNT,
+      createBody,
+      simUrl: sim.url,
+      simPid: sim.child.pid!,
+      provider: 'primary',
+      proxyNumbers,
+      freshPair,
+      sqlCpu: { postgres: cpuMedian('sql').postgres, loadGenerator: cpuMedian('sql').loadGenerator },
+      measured: { withBind: ratio(brokerMax, sqlMax), noProviderCall: ratio(noCallMax, sqlMax) },
+    });
     // Where a create's CPU goes before the reservation: requests stopping one step further each time.
     await resetSessions(db.url);
     const ladder = await createLadder({
@@ -468,6 +487,7 @@ async function main(): Promise<void> {
             ]),
           ),
           createShare,
+          floors: floor,
           createCpuLadder: ladder,
           // The same build on a provider that keeps no sessions (Twilio via Prism): reserve + activate, no vendor request.
           brokerNoProviderCall: {
