@@ -1,9 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AccountsModule } from './accounts';
 import { ClockModule } from './common/clock';
-import { RequestBodyInterceptor } from './common/http';
+import { RequestBodyGuard } from './common/http';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
 import { DatabaseModule } from './database/database.module';
@@ -42,8 +42,8 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
-        // Global interceptors run after guards: bodies are read once the caller is authenticated.
-        { provide: APP_INTERCEPTOR, useClass: RequestBodyInterceptor },
+        // Bodies are read once the caller is authenticated: by the authenticating guard, else by this one.
+        { provide: APP_GUARD, useClass: RequestBodyGuard },
       ],
     };
   }

@@ -14,7 +14,7 @@ import { BootQuietLogger } from './logging/boot-quiet-logger';
 export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bufferLogs: true,
-    // Bodies are read after authentication, by RequestBodyInterceptor.
+    // Bodies are read after authentication, by the guards (common/http/request-body.ts).
     bodyParser: false,
     abortOnError: false,
     // On close, idle keep-alive and streaming connections are cut rather than waited for.

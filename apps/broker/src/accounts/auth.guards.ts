@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { markAuthenticated } from '../common/http';
+import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader } from '../common/http';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
@@ -38,13 +38,19 @@ function assertMayTryCredentials(rateLimits: RateLimits, context: ExecutionConte
   });
 }
 
-/** `Authorization: Bearer <api key>`: the request acts for the key's account. */
+/** `Authorization: Bearer <api key>`: the request acts for the key's account. Reads the body once the key is accepted. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  static readonly [READS_BODY_AFTER_AUTHENTICATION] = true;
+  private readonly body: RequestBodyReader;
+
   constructor(
     private readonly accounts: AccountsService,
     private readonly rateLimits: RateLimits,
-  ) {}
+    @Inject(BROKER_CONFIG) config: BrokerConfig,
+  ) {
+    this.body = new RequestBodyReader(config);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -68,24 +74,27 @@ export class ApiKeyGuard implements CanActivate {
         detail: `This API key sent more ${request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates'} than its rate allows; retry in ${seconds} s.`,
       });
     }
-    markAuthenticated(request);
+    await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }
 }
 
-/** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`; refused outright while ADMIN_TOKEN is unset. */
+/** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`; refused outright while ADMIN_TOKEN is unset. Reads the body once the token is accepted. */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
+  static readonly [READS_BODY_AFTER_AUTHENTICATION] = true;
   private readonly token?: Buffer;
+  private readonly body: RequestBodyReader;
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     private readonly rateLimits: RateLimits,
   ) {
     this.token = config.adminToken ? Buffer.from(config.adminToken) : undefined;
+    this.body = new RequestBodyReader(config);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (!this.token)
       throw new ProblemException({
         status: 403,
@@ -102,7 +111,7 @@ export class AdminTokenGuard implements CanActivate {
       this.rateLimits.noteAuthFailure(clientAddress(request));
       throw unauthorized('The admin token is wrong.');
     }
-    markAuthenticated(request);
+    await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }
 }

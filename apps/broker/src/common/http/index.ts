@@ -1,2 +1,2 @@
-export { RequestBodyInterceptor, UNAUTHENTICATED_BODY_LIMIT_BYTES, markAuthenticated } from './request-body.interceptor';
+export { READS_BODY_AFTER_AUTHENTICATION, RequestBodyGuard, RequestBodyReader, UNAUTHENTICATED_BODY_LIMIT_BYTES } from './request-body';
 export { StreamSlots } from './stream-slots';
