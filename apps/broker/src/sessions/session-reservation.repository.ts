@@ -15,6 +15,14 @@
  * slots' index: no join to sessions or proxy_numbers. The lowest free slot is looked for among 1 and
  * each taken slot + 1, so its cost follows the slots held, not the limit (a `generate_series` over
  * 1..limit probed the index once per slot: 1 000 probes per participant at a limit of 1 000).
+ *
+ * The reservation commits without waiting for its WAL flush (`synchronous_commit` off for its own
+ * transaction only: RESERVE_SQL runs alone, never inside a wider transaction). No answer depends on
+ * it alone: a 201 follows the activation, whose synchronous commit flushes the WAL up to itself, so
+ * the reservation's too (WAL is flushed in order). A crash of PostgreSQL within the flush delay may
+ * lose a reservation whose create has not answered yet: that create fails (its activation finds no
+ * database, then no pending row), as it would if the crash came a moment earlier; visibility to other
+ * creates (the pool rule, the limit's slots) is at commit either way. One WAL flush less per create.
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -54,7 +62,8 @@ export const RESERVE_SQL = `/* session.reserve */
                                  WHERE x.account_id = $5 AND x.number = n AND x.active AND x.expires_at > now() AND x.shared_slot = g)) END
       FROM reserved r, candidate c, unnest($3::text[]) AS n
   )
-  SELECT id, proxy_number_id, proxy_number, created_at, expires_at FROM reserved`;
+  SELECT id, proxy_number_id, proxy_number, created_at, expires_at
+    FROM reserved, (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
 
 export interface ReservationRow {
   id: string;
