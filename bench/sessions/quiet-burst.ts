@@ -13,6 +13,7 @@ import { Client } from 'pg';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { paced, type PacedResult } from '../support/load';
+import { machineProbe, type ProbeFigures } from '../support/machine-probe';
 import { sleep } from '../support/stack';
 import { median, nowMs, percentile, ratio, round } from '../support/stats';
 
@@ -24,6 +25,8 @@ export interface QuietBurstOptions {
   rate: number;
   seconds: number;
   quietsMs: number[];
+  /** The machine probe's calibrated size (`calibrateProbe`): each burst then also times the machine itself. */
+  probeSize?: number;
   /** Each create as it ends, with the quiet before its burst (to line up with PostgreSQL's log). */
   onResult?: (quietMs: number, result: PacedResult) => void;
 }
@@ -38,6 +41,8 @@ export interface BurstFigures {
   p50Ms: number;
   p99Ms: number;
   over100Ms: number;
+  /** The same fixed arithmetic timed throughout the burst, in the load generator: the machine's own speed. */
+  machine?: ProbeFigures;
   seenByBroker: ReturnType<typeof phaseReport>;
 }
 
@@ -50,6 +55,7 @@ export async function quietBursts(options: QuietBurstOptions): Promise<BurstFigu
     for (const broker of turn) {
       const scraped = await scrape(broker.url);
       const before = scraped.get('broker_db_pool_clients{state="total"}') ?? NaN;
+      const probe = options.probeSize ? machineProbe(options.probeSize) : null;
       const results = await paced({
         url: broker.url,
         path: '/v1/sessions',
@@ -60,10 +66,12 @@ export async function quietBursts(options: QuietBurstOptions): Promise<BurstFigu
         amount: Math.round(options.rate * options.seconds),
         onResult: options.onResult && ((r) => options.onResult!(quietMs, r)),
       });
+      const machine = await probe?.stop();
       if (results.some((r) => r.status !== 201)) throw new Error(`burst after ${quietMs} ms quiet: a create did not answer 201`);
       out.push({
         broker: broker.name,
         ...figures(quietMs, before, results),
+        ...(machine && { machine }),
         seenByBroker: phaseReport(scraped, await scrape(broker.url), results.length),
       });
     }
@@ -92,6 +100,22 @@ export function quietRatio(bursts: BurstFigures[], broker: string, longMs: numbe
   const long = bursts.filter((b) => b.broker === broker && b.quietMs === longMs).map((b) => b.firstSecondP99Ms);
   const short = bursts.filter((b) => b.broker === broker && b.quietMs === shortMs).map((b) => b.firstSecondP99Ms);
   return ratio(median(long), median(short));
+}
+
+/**
+ * The control for the bursts: the machine probe alone after each quiet spell, no request sent. If
+ * its first second is slower than the rest after a long quiet, the machine (not the stack) is what
+ * lets go while idle.
+ */
+export async function idleMachine(probeSize: number, quietsMs: number[], seconds = 3) {
+  const out: Array<{ quietMs: number } & ProbeFigures> = [];
+  for (const quietMs of quietsMs) {
+    await sleep(quietMs);
+    const probe = machineProbe(probeSize);
+    await sleep(seconds * 1000);
+    out.push({ quietMs, ...(await probe.stop()) });
+  }
+  return out;
 }
 
 /**

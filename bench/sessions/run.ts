@@ -19,7 +19,9 @@
  * Every phase starts on emptied session tables and makes the same number of sessions, so both sides
  * see the same table sizes. Rounds rotate which phase goes first; figures are medians of rounds.
  * Then one broker run paced at half the measured maximum rate (open loop, evenly spaced, at most 20 s)
- * gives the p99 at half load, and two bursts after 1 s and 30 s of quiet.
+ * gives the p99 at half load, and bursts after 1 s and 30 s of quiet (`--quiets=1,30,1,30`: each twice, in
+ * alternating order), each timed beside a machine probe (fixed arithmetic in a worker thread), then the
+ * probe alone after the same quiet spells: whether a slow burst is the stack or the machine.
  *
  * PostgreSQL: a throwaway local server with default (durable) settings, logging statements slower than
  * `--slow-statement-ms` (50), checkpoints and autovacuum runs; the log is lined up with each phase's
@@ -41,8 +43,10 @@ import { activateWithEvent } from '../../apps/broker/src/sessions/session.reposi
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
+import { floors } from './floors';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
-import { connectionCost, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
+import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
+import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
@@ -57,6 +61,8 @@ const ROUNDS = numberArg('rounds', 3);
 const WARMUP = numberArg('warmup', 500);
 const NUMBERS = numberArg('numbers', 100);
 const BURST_SECONDS = numberArg('burst-seconds', 4);
+/** The quiet spells before the bursts, in seconds, in this order (`--quiets=1,30,1,30`). */
+const QUIETS_MS = (process.argv.find((a) => a.startsWith('--quiets='))?.slice(9) ?? '1,30,1,30').split(',').map((q) => Number(q) * 1000);
 /** PostgreSQL logs every statement at least this slow (`log_min_duration_statement`). */
 const SLOW_STATEMENT_MS = numberArg('slow-statement-ms', 50);
 const CREATE_HEADERS = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
@@ -245,6 +251,7 @@ async function main(): Promise<void> {
     // Warm-up: JIT, connection pools, plans.
     await resetSessions(db.url);
     assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
+    const probeSize = await calibrateProbe();
 
     const bursts = (rate: number, brokers: Array<{ name: string; url: string }>) =>
       quietBursts({
@@ -253,7 +260,8 @@ async function main(): Promise<void> {
         body: createBody,
         rate,
         seconds: BURST_SECONDS,
-        quietsMs: [1000, 30_000],
+        quietsMs: QUIETS_MS,
+        probeSize,
         onResult: (quietMs, r) => timeline.add(`burstAfter${quietMs / 1000}sQuiet`, epochMs(r.sentAt), epochMs(r.endedAt)),
       });
     if (process.argv.includes('--quiet')) {
@@ -374,6 +382,24 @@ async function main(): Promise<void> {
     const noCallMax = median(noCall.map((p) => p.perSecond));
     const cpuMedian = (phase: keyof typeof cpu) =>
       Object.fromEntries(Object.keys(cpu[phase][0]).map((name) => [name, round(median(cpu[phase].map((c) => c[name])), 3)]));
+    // What no broker can go below here: bare HTTP, a bind straight to the simulator, the minimal SQL.
+    const proxyNumbers = await withClient(db.url, async (c) =>
+      (await c.query<{ number: string }>(`SELECT number FROM proxy_numbers WHERE provider = 'primary' ORDER BY number`)).rows.map(
+        (r) => r.number,
+      ),
+    );
+    const floor = await floors({
+      connections: CONNECTIONS,
+      amount: AMOUNT,
+      createBody,
+      simUrl: sim.url,
+      simPid: sim.child.pid!,
+      provider: 'primary',
+      proxyNumbers,
+      freshPair,
+      sqlCpu: { postgres: cpuMedian('sql').postgres, loadGenerator: cpuMedian('sql').loadGenerator },
+      measured: { withBind: ratio(brokerMax, sqlMax), noProviderCall: ratio(noCallMax, sqlMax) },
+    });
     // Where a create's CPU goes before the reservation: requests stopping one step further each time.
     await resetSessions(db.url);
     const ladder = await createLadder({
@@ -401,6 +427,8 @@ async function main(): Promise<void> {
     for (const r of half) timeline.add('halfMaxRate', epochMs(r.sentAt), epochMs(r.endedAt));
     const halfSeen = phaseReport(halfBefore, await scrape(broker.url), half.length);
     const quiet = await bursts(halfRate, [{ name: 'broker', url: broker.url }]);
+    // The control: the machine alone after the same quiet spells, no request sent.
+    const idle = await idleMachine(probeSize, [...new Set(QUIETS_MS)]);
     const postgresLog = db.server ? lineUp(await readServerLog(db.server.clusterDir), timeline, SLOW_STATEMENT_MS, runStarted) : null;
     const halfLatencies = half.map((r) => r.latencyMs);
     if (half.some((r) => r.status !== 201)) throw new Error('half-rate phase: a create did not answer 201');
@@ -459,6 +487,7 @@ async function main(): Promise<void> {
             ]),
           ),
           createShare,
+          floors: floor,
           createCpuLadder: ladder,
           // The same build on a provider that keeps no sessions (Twilio via Prism): reserve + activate, no vendor request.
           brokerNoProviderCall: {
@@ -481,6 +510,7 @@ async function main(): Promise<void> {
             seenByBroker: halfSeen,
           },
           quietBursts: quiet,
+          machineAfterQuietAlone: idle,
           quiet30sVs1sFirstSecondP99: quietRatio30,
           postgresLog,
           targets: {
