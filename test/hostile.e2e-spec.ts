@@ -5,6 +5,7 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { readFile } from 'node:fs/promises';
+import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY } from './support/api-client';
 import { TEST_WEBHOOK_SECRET, startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
@@ -286,6 +287,35 @@ describe('hostile input against the running broker', () => {
       expect((await create('+2348030000406', OTHER_API_KEY)).status).toBe(201);
       const metrics = await (await fetch(`${broker.url}/metrics`)).text();
       expect(metrics).toMatch(/^broker_limit\{limit="session_participant_limit"\} 3$/m);
+    });
+
+    it('gives a freed slot to the next create (the lowest free of 1..SESSION_PARTICIPANT_LIMIT), then refuses the 4th again', async () => {
+      const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+      const create = (other: string) =>
+        fetch(`${broker.url}/v1/sessions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348099000003' }, { number: other }] }),
+        });
+      const ids: string[] = [];
+      for (const other of ['+2348030000411', '+2348030000412', '+2348030000413']) {
+        const res = await create(other);
+        expect(res.status).toBe(201);
+        ids.push(((await res.json()) as { id: string }).id);
+      }
+      const slots = () =>
+        broker.app
+          .get(DataSource)
+          .query(
+            `SELECT shared_slot AS slot FROM session_participants WHERE number = '+2348099000003' AND active ORDER BY shared_slot`,
+          ) as Promise<Array<{ slot: number }>>;
+      expect((await slots()).map((r) => r.slot)).toEqual([1, 2, 3]);
+      // The second session ends: slot 2 is free, below the limit again by one.
+      const closed = await fetch(`${broker.url}/v1/sessions/${ids[1]}`, { method: 'DELETE', headers });
+      expect(closed.status).toBe(200);
+      expect((await create('+2348030000414')).status).toBe(201);
+      expect((await slots()).map((r) => r.slot)).toEqual([1, 2, 3]);
+      expect((await create('+2348030000415')).status).toBe(429);
     });
   });
 

@@ -122,7 +122,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     '{}',
     3600,
     null,
-    3, // SESSION_PARTICIPANT_LIMIT
+    1000, // SESSION_PARTICIPANT_LIMIT, as the bench starts its brokers (bench/support/stack.ts)
   ]);
   const row = reserved.rows[0];
   const session = {

@@ -9,6 +9,20 @@
  * index on the slots makes the limit exact under concurrent creates on any number of replicas: two
  * creates that both saw room for one more take the same slot, and the second one's insert fails
  * (a unique violation, retried by SessionAllocator: it then sees the limit reached).
+ *
+ * Both the limit and the slot search read only the participant rows' own `account_id` and
+ * `shared_slot` (a slot is given exactly when the number was shared at reservation), through the
+ * slots' index: no join to sessions or proxy_numbers. The lowest free slot is looked for among 1 and
+ * each taken slot + 1, so its cost follows the slots held, not the limit (a `generate_series` over
+ * 1..limit probed the index once per slot: 1 000 probes per participant at a limit of 1 000).
+ *
+ * The reservation commits without waiting for its WAL flush (`synchronous_commit` off for its own
+ * transaction only: RESERVE_SQL runs alone, never inside a wider transaction). No answer depends on
+ * it alone: a 201 follows the activation, whose synchronous commit flushes the WAL up to itself, so
+ * the reservation's too (WAL is flushed in order). A crash of PostgreSQL within the flush delay may
+ * lose a reservation whose create has not answered yet: that create fails (its activation finds no
+ * database, then no pending row), as it would if the crash came a moment earlier; visibility to other
+ * creates (the pool rule, the limit's slots) is at commit either way. One WAL flush less per create.
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -29,9 +43,7 @@ export const RESERVE_SQL = `/* session.reserve */
                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]))
        AND (pn.account_id = $5 OR (pn.account_id IS NULL AND NOT EXISTS (
              SELECT 1 FROM session_participants sp
-               JOIN sessions s ON s.id = sp.session_id
-               JOIN proxy_numbers shared ON shared.id = sp.proxy_number_id AND shared.account_id IS NULL
-              WHERE sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]) AND s.account_id = $5
+              WHERE sp.account_id = $5 AND sp.number = ANY($3::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()
               GROUP BY sp.number HAVING count(*) >= $11)))
      ORDER BY pn.account_id IS NULL, array_position($4::uuid[], pn.id) NULLS FIRST, pn.number
      LIMIT 1
@@ -43,12 +55,15 @@ export const RESERVE_SQL = `/* session.reserve */
     INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, account_id, shared_slot)
     SELECT r.id, n, r.proxy_number_id, true, r.expires_at, $5,
            CASE WHEN c.shared THEN (
-             SELECT min(g) FROM generate_series(1, $11::int) g
-              WHERE NOT EXISTS (SELECT 1 FROM session_participants x
+             SELECT min(g) FROM (SELECT 1 AS g UNION ALL
+                                 SELECT t.shared_slot + 1 FROM session_participants t
+                                  WHERE t.account_id = $5 AND t.number = n AND t.active AND t.shared_slot IS NOT NULL AND t.expires_at > now()) g
+              WHERE g <= $11::int AND NOT EXISTS (SELECT 1 FROM session_participants x
                                  WHERE x.account_id = $5 AND x.number = n AND x.active AND x.expires_at > now() AND x.shared_slot = g)) END
       FROM reserved r, candidate c, unnest($3::text[]) AS n
   )
-  SELECT id, proxy_number_id, proxy_number, created_at, expires_at FROM reserved`;
+  SELECT id, proxy_number_id, proxy_number, created_at, expires_at
+    FROM reserved, (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
 
 export interface ReservationRow {
   id: string;
@@ -143,9 +158,7 @@ export class SessionReservationRepository {
   private async overLimit(input: ReservationInput): Promise<HeldParticipant | null> {
     const rows: Array<{ number: string; held: number }> = await this.dataSource.query(
       `SELECT sp.number, count(*)::int AS held FROM session_participants sp
-         JOIN sessions s ON s.id = sp.session_id
-         JOIN proxy_numbers shared ON shared.id = sp.proxy_number_id AND shared.account_id IS NULL
-        WHERE sp.active AND sp.expires_at > now() AND sp.number = ANY($2::text[]) AND s.account_id = $1
+        WHERE sp.account_id = $1 AND sp.number = ANY($2::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()
         GROUP BY sp.number HAVING count(*) >= $3
         ORDER BY sp.number LIMIT 1`,
       [input.accountId, input.sortedNumbers, input.participantLimit],

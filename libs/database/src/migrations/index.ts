@@ -8,6 +8,7 @@ import { InteractionEvents1796023173236 } from './1796023173236-InteractionEvent
 import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
 import { DestinationNotify1796090000000 } from './1796090000000-DestinationNotify';
+import { ParticipantSlotBackfill1796093000000 } from './1796093000000-ParticipantSlotBackfill';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -21,4 +22,5 @@ export const MIGRATIONS: Function[] = [
   DedicatedNumbers1796082780206,
   ParticipantLimitSlots1796086246751,
   DestinationNotify1796090000000,
+  ParticipantSlotBackfill1796093000000,
 ];
