@@ -19,4 +19,4 @@ COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 USER node
 EXPOSE 3000 4010
-CMD ["node", "dist/apps/broker/src/main.js"]
+CMD ["node", "--min-semi-space-size=16", "--no-memory-reducer", "dist/apps/broker/src/main.js"]

@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { LocalPostgres } from '@app/database';
 import { freePort } from '@app/testing';
+import { BROKER_NODE_FLAGS } from '../../apps/broker/src/runtime-flags';
 
 export const BENCH_API_KEY = 'bench-key-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -190,7 +191,7 @@ export async function startBrokerProcess(
     RATE_LIMIT_READS_BURST: '1000000',
     ...env,
   };
-  const handle = spawnNode(BROKER_MAIN, fullEnv, options.nodeArgs);
+  const handle = spawnNode(BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])]);
   const url = `http://127.0.0.1:${port}`;
   if (options.waitReady ?? true) {
     await waitFor('broker ready', async () => {
