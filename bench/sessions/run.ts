@@ -32,6 +32,8 @@
  *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
  *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
+ *        npm run bench:sessions -- --heap --rate=130   (only: collections per burst after quiet, the broker's runtime
+ *          flags against V8's defaults, under --trace-gc)
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
@@ -44,6 +46,7 @@ import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
 import { floors } from './floors';
+import { heapAfterQuiet } from './heap-after-quiet';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
@@ -290,6 +293,29 @@ async function main(): Promise<void> {
             postgres: db.describe,
             node: process.version,
           },
+          null,
+          2,
+        ),
+      );
+      return;
+    }
+    if (process.argv.includes('--heap')) {
+      // The broker's heap through quiet spells: its runtime flags against V8's defaults (apps/broker/src/runtime-flags.ts).
+      const heap = await heapAfterQuiet({
+        databaseUrl: db.url,
+        simUrl: sim.url,
+        env: brokerEnv,
+        headers: CREATE_HEADERS,
+        body: createBody,
+        warm: AMOUNT,
+        rate: numberArg('rate', 130),
+        seconds: numberArg('burst-seconds', 3),
+        quietsMs: QUIETS_MS,
+        reset: () => resetSessions(db.url),
+      });
+      console.log(
+        JSON.stringify(
+          { benchmark: 'sessions --heap', variants: heap, postgres: db.describe, node: process.version, load: loadavg() },
           null,
           2,
         ),
