@@ -5,7 +5,8 @@
  * mark-compacts (those of V8's memory reducer apart), collections during the quiet before it, the pauses
  * over 8 ms, and the first second's p99.
  */
-import { load, paced } from '../support/load';
+import { load } from '../support/load';
+import { burstOfCreates } from './quiet-burst';
 import { startBrokerProcess, sleep } from '../support/stack';
 import { percentile, round } from '../support/stats';
 
@@ -68,15 +69,7 @@ export async function heapAfterQuiet(options: HeapAfterQuietOptions) {
         const quietFrom = gc.length;
         await sleep(quietMs);
         const burstFrom = gc.length;
-        const results = await paced({
-          url: broker.url,
-          path: '/v1/sessions',
-          method: 'POST',
-          headers: options.headers,
-          body: options.body,
-          rate: options.rate,
-          amount: Math.round(options.rate * options.seconds),
-        });
+        const results = await burstOfCreates(broker.url, options);
         if (results.some((r) => r.status !== 201)) throw new Error(`heap bursts: a create did not answer 201`);
         const start = Math.min(...results.map((r) => r.sentAt));
         const first = results.filter((r) => r.sentAt - start < 1000).map((r) => r.latencyMs);

@@ -46,6 +46,24 @@ export interface BurstFigures {
   seenByBroker: ReturnType<typeof phaseReport>;
 }
 
+/** Creates evenly paced at `rate` for `seconds` (open loop): one burst. */
+export function burstOfCreates(
+  url: string,
+  burst: { headers: Record<string, string>; body: () => string; rate: number; seconds: number },
+  onResult?: (result: PacedResult) => void,
+): Promise<PacedResult[]> {
+  return paced({
+    url,
+    path: '/v1/sessions',
+    method: 'POST',
+    headers: burst.headers,
+    body: burst.body,
+    rate: burst.rate,
+    amount: Math.round(burst.rate * burst.seconds),
+    onResult,
+  });
+}
+
 export async function quietBursts(options: QuietBurstOptions): Promise<BurstFigures[]> {
   const out: BurstFigures[] = [];
   for (const [i, quietMs] of options.quietsMs.entries()) {
@@ -56,16 +74,7 @@ export async function quietBursts(options: QuietBurstOptions): Promise<BurstFigu
       const scraped = await scrape(broker.url);
       const before = scraped.get('broker_db_pool_clients{state="total"}') ?? NaN;
       const probe = options.probeSize ? machineProbe(options.probeSize) : null;
-      const results = await paced({
-        url: broker.url,
-        path: '/v1/sessions',
-        method: 'POST',
-        headers: options.headers,
-        body: options.body,
-        rate: options.rate,
-        amount: Math.round(options.rate * options.seconds),
-        onResult: options.onResult && ((r) => options.onResult!(quietMs, r)),
-      });
+      const results = await burstOfCreates(broker.url, options, options.onResult && ((r) => options.onResult!(quietMs, r)));
       const machine = await probe?.stop();
       if (results.some((r) => r.status !== 201)) throw new Error(`burst after ${quietMs} ms quiet: a create did not answer 201`);
       out.push({
