@@ -7,7 +7,7 @@
  * webhooks, which verify a signature over the raw bytes) up to UNAUTHENTICATED_BODY_LIMIT_BYTES.
  *
  * Guards, not an interceptor: any global interceptor puts every request of the app through Nest's
- * RxJS interceptor chain, about 7 % of the broker's CPU per session create (docs/BENCHMARKS.md).
+ * RxJS interceptor chain, about 8 % of the broker's CPU per session create (docs/BENCHMARKS.md).
  */
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
