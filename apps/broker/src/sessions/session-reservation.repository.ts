@@ -29,6 +29,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Channel } from '../numbers/proxy-number.entity';
 
+/** The participant rows (`sp`) an account holds on the shared pool for the given numbers: what the limit counts. */
+const heldOnSharedPool = (account: string, numbers: string) =>
+  `sp.account_id = ${account} AND sp.number = ANY(${numbers}::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()`;
+
 /**
  * One statement: the first eligible number (enabled, channel-capable, neither participant active on
  * it, and either dedicated to this account or shared while the account is under its participant
@@ -43,7 +47,7 @@ export const RESERVE_SQL = `/* session.reserve */
                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]))
        AND (pn.account_id = $5 OR (pn.account_id IS NULL AND NOT EXISTS (
              SELECT 1 FROM session_participants sp
-              WHERE sp.account_id = $5 AND sp.number = ANY($3::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()
+              WHERE ${heldOnSharedPool('$5', '$3')}
               GROUP BY sp.number HAVING count(*) >= $11)))
      ORDER BY pn.account_id IS NULL, array_position($4::uuid[], pn.id) NULLS FIRST, pn.number
      LIMIT 1
@@ -158,7 +162,7 @@ export class SessionReservationRepository {
   private async overLimit(input: ReservationInput): Promise<HeldParticipant | null> {
     const rows: Array<{ number: string; held: number }> = await this.dataSource.query(
       `SELECT sp.number, count(*)::int AS held FROM session_participants sp
-        WHERE sp.account_id = $1 AND sp.number = ANY($2::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()
+        WHERE ${heldOnSharedPool('$1', '$2')}
         GROUP BY sp.number HAVING count(*) >= $3
         ORDER BY sp.number LIMIT 1`,
       [input.accountId, input.sortedNumbers, input.participantLimit],
