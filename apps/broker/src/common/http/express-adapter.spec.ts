@@ -36,7 +36,7 @@ describe('PrototypedExpressAdapter', () => {
   afterAll(() => app.close());
 
   it("builds each request and response with Express's prototypes, before Express sees them", async () => {
-    const express = app.getHttpAdapter().getInstance<Express>();
+    const express = app.getHttpAdapter().getInstance() as Express;
     const seen: Array<[object | null, object | null]> = [];
     // Runs before Express's own listener, which would set the prototypes itself.
     const record = (req: IncomingMessage, res: ServerResponse) => seen.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
