@@ -2,9 +2,7 @@
  * Starts the whole product for an end-to-end test, the way a user runs it: the CPaaS simulator and
  * the broker, each on a free loopback port, the broker on this test file's own migrated database.
  */
-import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
@@ -31,7 +29,7 @@ export interface SimulatorHarness {
 
 export interface BrokerHarness {
   url: string;
-  app: NestFastifyApplication;
+  app: NestExpressApplication;
   config: BrokerConfig;
   db: TestDatabase;
   sim: SimulatorHarness;
@@ -65,7 +63,7 @@ export async function startBroker(
     DATABASE_POOL_SIZE: '5',
     ...env,
   });
-  let app: NestFastifyApplication;
+  let app: NestExpressApplication;
   try {
     app = await createBrokerApp(config, db.url);
     await app.listen(0, '127.0.0.1');
@@ -90,7 +88,7 @@ export async function startBroker(
   };
 }
 
-async function appUrl(app: INestApplication): Promise<string> {
+async function appUrl(app: NestExpressApplication): Promise<string> {
   const url = await app.getUrl();
   return url.replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
 }

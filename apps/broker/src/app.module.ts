@@ -7,7 +7,6 @@ import { RequestBodyGuard } from './common/http';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
 import { DatabaseModule } from './database/database.module';
-import { DocsModule } from './docs/docs.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { NotificationsModule } from './notifications';
@@ -39,7 +38,6 @@ export class AppModule {
         HealthModule,
         NotificationsModule,
         OpsModule,
-        DocsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

@@ -1,26 +1,19 @@
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
-import { leaveBodiesUnread } from './common/http';
-import { PROBLEM_CONTENT_TYPE } from './common/problem';
+import { PrototypedExpressAdapter } from './common/http/express-adapter';
 import { BootQuietLogger } from './logging/boot-quiet-logger';
-import { requestId } from './logging/logging.module';
-
-/** Node's own limit on a request's head (16 KB) bounds a path parameter, as it did on Express. */
-const MAX_PARAM_LENGTH = 16 * 1024;
 
 /**
  * Builds the broker's HTTP app (not yet listening): used by `main.ts` and by the end-to-end
- * tests, so both run exactly the same pipeline. The platform is Fastify: the broker's CPU per session
- * create was 0.76-0.84 of Express's, rounds interleaved in one run (`npm run bench:sessions -- --against=DIR`).
+ * tests, so both run exactly the same pipeline.
  */
-export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), createHttpAdapter(), {
+export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new PrototypedExpressAdapter(), {
     bufferLogs: true,
     // Bodies are read after authentication, by the guards (common/http/request-body.ts).
     bodyParser: false,
@@ -29,6 +22,7 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     forceCloseConnections: true,
   });
   app.useLogger(new BootQuietLogger(app.get(Logger)));
+  app.disable('x-powered-by');
   limitSlowClients(app.getHttpServer() as Server, config);
 
   const openApi = new DocumentBuilder()
@@ -38,36 +32,8 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key' }, 'api-key')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' }, 'admin-token')
     .build();
-  // The page itself is DocsModule's (docs/docs.controller.ts).
-  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi), { jsonDocumentUrl: 'docs/openapi.json', ui: false });
+  SwaggerModule.setup('docs', app, () => SwaggerModule.createDocument(app, openApi), { jsonDocumentUrl: 'docs/openapi.json' });
   return app;
-}
-
-/**
- * Fastify, routing and answering as the broker did on Express: paths case-insensitive, a trailing
- * slash ignored, no length limit on a path parameter, Node's keep-alive timeout, and a path that does
- * not decode answered with a 400 problem.
- */
-function createHttpAdapter(): FastifyAdapter {
-  const adapter = new FastifyAdapter({
-    // The request id the logs carry (`x-request-id` when valid), made once for Fastify and pino-http.
-    genReqId: requestId,
-    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    keepAliveTimeout: 5_000,
-    // Answered by the router, before any hook or filter.
-    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      reply.raw.setHeader('x-request-id', request.id);
-      const problem = { type: 'about:blank', title: 'Bad request', status: 400, detail: `The path does not decode: ${error.message}.` };
-      void reply.status(400).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
-    },
-  });
-  const fastify = adapter.getInstance();
-  leaveBodiesUnread(fastify);
-  fastify.addHook('onRequest', (request, reply, done) => {
-    reply.raw.setHeader('x-request-id', request.id);
-    done();
-  });
-  return adapter;
 }
 
 /**

@@ -1,15 +1,15 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Request, Response } from 'express';
 import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader } from '../common/http';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
 import { RateLimits } from './rate-limits';
 
-type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
+type AuthenticatedRequest = Request & { principal?: Principal };
 
-function bearer(request: FastifyRequest): string | undefined {
+function bearer(request: Request): string | undefined {
   const header = request.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   return match?.[1];
@@ -20,16 +20,16 @@ function unauthorized(detail: string): ProblemException {
 }
 
 /** The connection's own address: a forwarding header is whatever the client wants it to be. */
-function clientAddress(request: FastifyRequest): string {
+function clientAddress(request: Request): string {
   return request.socket.remoteAddress ?? 'unknown';
 }
 
 /** Refuses, before any key is looked at, an address that sent too many wrong credentials lately. */
 function assertMayTryCredentials(rateLimits: RateLimits, context: ExecutionContext): void {
-  const waitMs = rateLimits.authFailureWait(clientAddress(context.switchToHttp().getRequest<FastifyRequest>()));
+  const waitMs = rateLimits.authFailureWait(clientAddress(context.switchToHttp().getRequest<Request>()));
   if (waitMs === 0) return;
   const seconds = Math.ceil(waitMs / 1000);
-  void context.switchToHttp().getResponse<FastifyReply>().header('Retry-After', String(seconds));
+  context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
   throw new ProblemException({
     status: 429,
     title: 'Too many wrong credentials',
@@ -66,7 +66,7 @@ export class ApiKeyGuard implements CanActivate {
     const waitMs = this.rateLimits.take(principal.apiKeyId, request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates');
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
-      void context.switchToHttp().getResponse<FastifyReply>().header('Retry-After', String(seconds));
+      context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
       throw new ProblemException({
         status: 429,
         slug: 'rate-limited',
@@ -74,7 +74,7 @@ export class ApiKeyGuard implements CanActivate {
         detail: `This API key sent more ${request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates'} than its rate allows; retry in ${seconds} s.`,
       });
     }
-    await this.body.read(request, context.switchToHttp().getResponse<FastifyReply>(), true);
+    await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }
 }
@@ -102,7 +102,7 @@ export class AdminTokenGuard implements CanActivate {
         title: 'Admin API disabled',
         detail: 'Set ADMIN_TOKEN to use the admin API.',
       });
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const request = context.switchToHttp().getRequest<Request>();
     const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
     assertMayTryCredentials(this.rateLimits, context);
@@ -111,7 +111,7 @@ export class AdminTokenGuard implements CanActivate {
       this.rateLimits.noteAuthFailure(clientAddress(request));
       throw unauthorized('The admin token is wrong.');
     }
-    await this.body.read(request, context.switchToHttp().getResponse<FastifyReply>(), true);
+    await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { Response } from 'express';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException, type ProblemDetails } from '../common/problem';
@@ -109,7 +109,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     accountId: string,
     key: string,
     body: unknown,
-    response: FastifyReply,
+    response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null> = async () => null,
   ): Promise<T> {
@@ -153,7 +153,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     accountId: string,
     key: string,
     requestHash: string,
-    response: FastifyReply,
+    response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null>,
   ): Promise<T> {
@@ -271,8 +271,8 @@ function reused(): ProblemException {
 }
 
 /** The kept answer, as first sent: a 4xx problem whole, with its extensions (`errors`, `provider`...). */
-function replay<T>(status: number, body: string, response: FastifyReply): T {
-  void response.header(REPLAYED_HEADER, 'true');
+function replay<T>(status: number, body: string, response: Response): T {
+  response.setHeader(REPLAYED_HEADER, 'true');
   if (status >= 400) {
     const { type, title, detail, status: _status, ...extensions } = JSON.parse(body) as ProblemDetails;
     throw new ProblemException({
@@ -283,6 +283,6 @@ function replay<T>(status: number, body: string, response: FastifyReply): T {
       extensions: extensions,
     });
   }
-  void response.status(status);
+  response.status(status);
   return JSON.parse(body) as T;
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { Response } from 'express';
 import { ProblemException } from '../common/problem';
 import { loadOpsAssets, OPS_CONTENT_SECURITY_POLICY, type OpsAsset } from './ops-assets';
 
@@ -11,12 +11,12 @@ export class OpsController {
   private readonly assets = loadOpsAssets();
 
   @Get()
-  page(@Res() response: FastifyReply): void {
+  page(@Res() response: Response): void {
     send(response, this.assets.page);
   }
 
   @Get(':asset')
-  asset(@Param('asset') name: string, @Res() response: FastifyReply): void {
+  asset(@Param('asset') name: string, @Res() response: Response): void {
     if (name !== 'ops.css' && name !== 'ops.js') {
       throw new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: `No ops page asset named "${name}".` });
     }
@@ -24,10 +24,10 @@ export class OpsController {
   }
 }
 
-function send(response: FastifyReply, asset: OpsAsset): void {
-  void response
+function send(response: Response, asset: OpsAsset): void {
+  response
     .status(200)
-    .headers({
+    .set({
       'Content-Type': asset.contentType,
       'Cache-Control': 'no-cache',
       'Content-Security-Policy': OPS_CONTENT_SECURITY_POLICY,

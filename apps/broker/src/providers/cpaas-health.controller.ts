@@ -1,5 +1,5 @@
 import { Controller, Get, Inject, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import type { Request } from 'express';
 import { StreamSlots } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Clock } from '@app/clock';
@@ -45,7 +45,7 @@ export class CpaasHealthController implements OnModuleDestroy {
   @Sse('stream')
   @ApiOperation({ summary: 'Live breaker state changes (Server-Sent Events).' })
   @ApiProduces('text/event-stream')
-  stream(@Req() request: FastifyRequest): Observable<MessageEvent> {
+  stream(@Req() request: Request): Observable<MessageEvent> {
     // Capped per address and in total (429 / 503 beyond); the slot is given back when the client goes.
     const release = this.slots.acquire(request.socket.remoteAddress ?? 'unknown');
     const providerEvents = this.breakers.names().map((name) =>

@@ -1,8 +1,8 @@
 import { Controller, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { isInvalidWebhookError, type WebhookAnswer, type WebhookRequest, type WebhookRoute } from '@app/cpaas';
-import type { FastifyReply } from 'fastify';
-import type { BodyRequest } from '../common/http';
+import type { RawBodyRequest } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { ProblemException, ValidationProblem, unknownProvider } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import type { ProviderWebhooks } from '../providers/provider-adapters';
@@ -26,26 +26,26 @@ export class InboundController {
 
   @Post('inbound/sms')
   @HttpCode(200)
-  sms(@Param('name') name: string, @Req() req: BodyRequest, @Res() res: FastifyReply): Promise<void> {
+  sms(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
     return this.inbound(name, 'sms', req, res);
   }
 
   @Post('inbound/voice')
   @HttpCode(200)
-  voice(@Param('name') name: string, @Req() req: BodyRequest, @Res() res: FastifyReply): Promise<void> {
+  voice(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
     return this.inbound(name, 'voice', req, res);
   }
 
   @Post('status')
   @HttpCode(200)
-  async status(@Param('name') name: string, @Req() req: BodyRequest, @Res() res: FastifyReply): Promise<void> {
+  async status(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, 'status', req);
     const event = parse(() => provider.parseStatus(webhook));
     const matched = await this.relay.status(name, event);
     send(res, provider.statusAnswer({ matched }));
   }
 
-  private async inbound(name: string, channel: 'sms' | 'voice', req: BodyRequest, res: FastifyReply): Promise<void> {
+  private async inbound(name: string, channel: 'sms' | 'voice', req: RawBodyRequest<Request>, res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, channel === 'sms' ? 'inbound/sms' : 'inbound/voice', req);
     const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
@@ -66,7 +66,11 @@ export class InboundController {
     send(res, answer.answer);
   }
 
-  private verified(name: string, route: WebhookRoute, req: BodyRequest): { provider: ProviderWebhooks; webhook: WebhookRequest } {
+  private verified(
+    name: string,
+    route: WebhookRoute,
+    req: RawBodyRequest<Request>,
+  ): { provider: ProviderWebhooks; webhook: WebhookRequest } {
     if (!this.registry.has(name)) throw unknownProvider(name);
     const provider = this.registry.webhooks(name);
     const webhook: WebhookRequest = {
@@ -96,12 +100,12 @@ export class InboundController {
 }
 
 /** The broker's origin as this request reached it, for a provider that calls it directly (the simulator). */
-function ownOrigin(req: BodyRequest): string {
-  return `${req.protocol}://${req.headers.host ?? 'localhost'}`;
+function ownOrigin(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 }
 
-function send(res: FastifyReply, answer: WebhookAnswer): void {
-  void res.status(answer.status).type(answer.contentType).send(answer.body);
+function send(res: Response, answer: WebhookAnswer): void {
+  res.status(answer.status).type(answer.contentType).send(answer.body);
 }
 
 function parse<T>(read: () => T): T {

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, Param, ParseUUIDPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -37,7 +37,7 @@ export class SessionsController {
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateSessionDto,
     @Headers('idempotency-key') key: string | undefined,
-    @Res({ passthrough: true }) response: FastifyReply,
+    @Res({ passthrough: true }) response: Response,
   ): Promise<SessionDto> {
     if (key === undefined) return this.sessions.create(principal.accountId, body);
     return this.idempotency.run(

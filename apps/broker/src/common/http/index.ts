@@ -1,9 +1,2 @@
-export {
-  READS_BODY_AFTER_AUTHENTICATION,
-  RequestBodyGuard,
-  RequestBodyReader,
-  UNAUTHENTICATED_BODY_LIMIT_BYTES,
-  leaveBodiesUnread,
-  type BodyRequest,
-} from './request-body';
+export { READS_BODY_AFTER_AUTHENTICATION, RequestBodyGuard, RequestBodyReader, UNAUTHENTICATED_BODY_LIMIT_BYTES } from './request-body';
 export { StreamSlots } from './stream-slots';

@@ -8,16 +8,10 @@
  *
  * Guards, not an interceptor: any global interceptor puts every request of the app through Nest's
  * RxJS interceptor chain, about 8 % of the broker's CPU per session create (docs/BENCHMARKS.md).
- *
- * Fastify reads no body itself (`leaveBodiesUnread`): the guards parse the raw Node request with
- * body-parser, then hand Fastify's request the parsed `body` and the exact bytes as `rawBody`.
  */
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { GUARDS_METADATA } from '@nestjs/common/constants.js';
-import { json, urlencoded } from 'body-parser';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import typeis from 'type-is';
+import { json, urlencoded, type Request, type RequestHandler, type Response } from 'express';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ProblemException } from '../problem';
 
@@ -30,44 +24,12 @@ const JSON_TYPES = ACCEPTED_TYPES.slice(0, 2);
 /** Marks a guard class that reads the body itself once it has authenticated the caller (`RequestBodyReader.read`). */
 export const READS_BODY_AFTER_AUTHENTICATION = Symbol('reads the body after authentication');
 
-/** Fastify's request, with the exact bytes of its body once a guard has read it. */
-export type BodyRequest = FastifyRequest & { rawBody?: Buffer };
-type RawRequest = IncomingMessage & { body?: unknown; rawBody?: Buffer };
-type Parser = (req: RawRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
-
-/** A Content-Type Fastify would refuse (415) before any guard, kept aside until its route's guards run. */
-const SET_ASIDE_TYPE = Symbol('content type set aside');
-type TypedRequest = IncomingMessage & { [SET_ASIDE_TYPE]?: string };
-
-/**
- * Makes Fastify leave every body unread, whatever its type, for the guards: its own parsers would
- * read the body before authentication, and it answers a Content-Type it cannot parse (";;;") with
- * 415 before a 401. Such a type is set aside while Fastify routes the request and put back before
- * the guards, which refuse it as they refuse any type but JSON and form (415).
- */
-export function leaveBodiesUnread(fastify: FastifyInstance): void {
-  fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    const raw: TypedRequest = request.raw;
-    const type = raw.headers['content-type'];
-    if (type !== undefined && !typeis.is(type, ACCEPTED_TYPES)) {
-      raw[SET_ASIDE_TYPE] = type;
-      delete raw.headers['content-type'];
-    }
-    done();
-  });
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    const raw: TypedRequest = request.raw;
-    if (raw[SET_ASIDE_TYPE] !== undefined) raw.headers['content-type'] = raw[SET_ASIDE_TYPE];
-    done();
-  });
-}
+type BodyRequest = Request & { rawBody?: Buffer };
 
 /** Reads and parses a request's body (JSON or form), keeping the raw bytes as `rawBody`; a body's problems are 4xx. */
 export class RequestBodyReader {
   private readonly limits: Record<'authenticated' | 'unauthenticated', number>;
-  private readonly parsers: Record<'authenticated' | 'unauthenticated', Parser[]>;
+  private readonly parsers: Record<'authenticated' | 'unauthenticated', RequestHandler[]>;
 
   constructor(config: Pick<BrokerConfig, 'requestBodyLimitBytes'>) {
     this.limits = {
@@ -77,10 +39,9 @@ export class RequestBodyReader {
     this.parsers = { authenticated: parsers(this.limits.authenticated), unauthenticated: parsers(this.limits.unauthenticated) };
   }
 
-  async read(request: BodyRequest, reply: FastifyReply, authenticated: boolean): Promise<void> {
-    const raw: RawRequest = request.raw;
-    if (!hasBody(raw)) return;
-    if (!typeis(raw, ACCEPTED_TYPES)) {
+  async read(request: BodyRequest, response: Response, authenticated: boolean): Promise<void> {
+    if (!hasBody(request)) return;
+    if (!request.is(ACCEPTED_TYPES)) {
       throw new ProblemException({
         status: 415,
         slug: 'unsupported-media-type',
@@ -90,14 +51,12 @@ export class RequestBodyReader {
     }
     const caller = authenticated ? 'authenticated' : 'unauthenticated';
     // body-parser would read an announced oversize body to its end before answering.
-    if (Number(raw.headers['content-length'] ?? 0) > this.limits[caller]) throw tooLarge(this.limits[caller]);
+    if (Number(request.headers['content-length'] ?? 0) > this.limits[caller]) throw tooLarge(this.limits[caller]);
     for (const parse of this.parsers[caller]) {
       await new Promise<void>((resolve, reject) => {
-        parse(raw, reply.raw, (error?: unknown) => (error ? reject(clientError(error)) : resolve()));
+        void parse(request, response, (error?: unknown) => (error ? reject(clientError(error)) : resolve()));
       });
     }
-    request.body = raw.body;
-    request.rawBody = raw.rawBody;
   }
 }
 
@@ -120,7 +79,7 @@ export class RequestBodyGuard implements CanActivate {
     if (context.getType() !== 'http') return true;
     if (this.guardReadsBody(context)) return true;
     const http = context.switchToHttp();
-    await this.reader.read(http.getRequest<BodyRequest>(), http.getResponse<FastifyReply>(), false);
+    await this.reader.read(http.getRequest<BodyRequest>(), http.getResponse<Response>(), false);
     return true;
   }
 
@@ -160,15 +119,15 @@ function tooLarge(limit: number): ProblemException {
   });
 }
 
-function parsers(limit: number): Parser[] {
+function parsers(limit: number): RequestHandler[] {
   // Provider webhooks are verified over the exact bytes received.
-  const verify = (req: RawRequest, _res: unknown, buffer: Buffer) => {
+  const verify = (req: BodyRequest, _res: unknown, buffer: Buffer) => {
     req.rawBody = buffer;
   };
-  return [json({ limit, type: JSON_TYPES, verify }), urlencoded({ limit, extended: false, verify })] as Parser[];
+  return [json({ limit, type: JSON_TYPES, verify }), urlencoded({ limit, extended: false, verify })];
 }
 
 /** RFC 9112: a body is announced by Transfer-Encoding or a non-zero Content-Length. */
-function hasBody(request: IncomingMessage): boolean {
+function hasBody(request: Request): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { INestApplication } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsIn, IsString, Matches, ValidateNested } from 'class-validator';
 import request from 'supertest';
@@ -62,12 +62,12 @@ class ExampleController {
 class ExampleModule {}
 
 describe('ProblemDetailsFilter with the validation pipe', () => {
-  let app: NestFastifyApplication;
+  let app: INestApplication;
   const logged: unknown[] = [];
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({ imports: [ExampleModule] }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
+    app = moduleRef.createNestApplication({
       logger: {
         log: () => undefined,
         warn: () => undefined,
@@ -77,7 +77,6 @@ describe('ProblemDetailsFilter with the validation pipe', () => {
       },
     });
     await app.init();
-    await app.getHttpAdapter().getInstance().ready();
   });
   afterAll(() => app.close());
 

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type ExceptionFilter } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Request, Response } from 'express';
 import { redactUrl } from '../../logging/redact';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { PROBLEM_CONTENT_TYPE, ProblemException, problemType, type ProblemDetails } from './problem';
@@ -26,21 +26,21 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const response = http.getResponse<FastifyReply>();
-    const request = http.getRequest<FastifyRequest>();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
     const problem = this.toProblem(exception, request);
-    if (response.sent || response.raw.headersSent) {
-      response.raw.end();
+    if (response.headersSent) {
+      response.end();
       return;
     }
-    if (problem.status === 503 && !response.hasHeader('Retry-After')) void response.header('Retry-After', '5');
-    if (problem.status === 401) void response.header('WWW-Authenticate', 'Bearer');
+    if (problem.status === 503 && !response.hasHeader('Retry-After')) response.setHeader('Retry-After', '5');
+    if (problem.status === 401) response.setHeader('WWW-Authenticate', 'Bearer');
     // A body we refused without reading is not drained: the connection ends with this answer.
-    if (!request.raw.complete) void response.header('Connection', 'close');
-    void response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+    if (!request.complete) response.setHeader('Connection', 'close');
+    response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
   }
 
-  private toProblem(exception: unknown, request: FastifyRequest): ProblemDetails {
+  private toProblem(exception: unknown, request: Request): ProblemDetails {
     if (exception instanceof ProblemException) return exception.toProblem();
     const bodyError = bodyParserError(exception);
     if (bodyError) return { type: problemType(bodyError.slug), title: bodyError.title, status: bodyError.status, detail: bodyError.detail };
@@ -83,9 +83,9 @@ function bodyParserError(exception: unknown): { status: number; title: string; d
   return undefined;
 }
 
-function httpDetail(exception: HttpException, request: FastifyRequest): string {
+function httpDetail(exception: HttpException, request: Request): string {
   if (exception.getStatus() === 404 && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /.test(exception.message)) {
-    return `No route ${request.method} ${request.url.split('?')[0]}.`;
+    return `No route ${request.method} ${request.path}.`;
   }
   const body = exception.getResponse();
   if (typeof body === 'object' && body !== null && 'message' in body) {
