@@ -1,6 +1,6 @@
 /**
  * The broker's CPU per session create, this build against another one (`--against=DIR`: the root of a
- * checkout with its own `dist/` built and `node_modules`, say main before the move to Fastify), in the
+ * checkout with its own `dist/` built and `node_modules`, say commit 106ab55, the broker on Fastify), in the
  * same run: both brokers on the same PostgreSQL and simulator, each warmed with `warm` creates, then
  * `rounds` rounds of `amount` creates at `connections` connections on each, the order alternating,
  * session tables emptied before every phase. CPU is /proc's utime + stime of each broker process over

@@ -35,7 +35,7 @@
  *        npm run bench:sessions -- --heap --rate=130   (only: collections per burst after quiet, the broker's runtime
  *          flags against V8's defaults, under --trace-gc)
  *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
- *          built in DIR, rounds interleaved: Fastify against Express with DIR a build of main before the move)
+ *          built in DIR, rounds interleaved: e.g. Express against Fastify with DIR a build of commit 106ab55)
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
