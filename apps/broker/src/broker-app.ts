@@ -5,6 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
+import { PrototypedExpressAdapter } from './common/http/express-adapter';
 import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**
@@ -12,7 +13,7 @@ import { BootQuietLogger } from './logging/boot-quiet-logger';
  * tests, so both run exactly the same pipeline.
  */
 export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new PrototypedExpressAdapter(), {
     bufferLogs: true,
     // Bodies are read after authentication, by the guards (common/http/request-body.ts).
     bodyParser: false,
