@@ -44,7 +44,7 @@ describe('/metrics: stalls and where a create spends its time', () => {
     const moved = (key: string) => value(after, key) - value(before, key);
     for (const step of ['reserve', 'bind', 'activate']) expect(moved(`broker_session_create_step_seconds_count{step="${step}"}`)).toBe(1);
     expect(moved('broker_db_statement_duration_seconds_count{statement="session.reserve"}')).toBe(1);
-    expect(moved('broker_db_statement_duration_seconds_count{statement="outbox.record-with-change"}')).toBe(1);
+    expect(moved('broker_db_statement_duration_seconds_count{statement="session.activate"}')).toBe(1);
     // The activation and its event are one statement: no transaction around them.
     expect(moved('broker_db_statement_duration_seconds_count{statement="transaction"}')).toBe(0);
     expect(moved('broker_db_pool_connections_opened_total')).toBe(0);

@@ -2,3 +2,4 @@ export { brokerDataSourceOptions, type BrokerDataSourceInput } from './data-sour
 export { LocalPostgres, LocalPostgresError, type LocalPostgresOptions } from './local-postgres';
 export { pendingSchemaChanges, runMigrations } from './migration-runner';
 export { MIGRATIONS } from './migrations';
+export { preparedStatement, runPrepared, type PreparedStatement, type StatementRunner } from './prepared-statement';

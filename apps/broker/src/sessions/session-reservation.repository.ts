@@ -3,7 +3,7 @@
  * removal of a reservation whose binding failed, and the freeing of participants whose sessions
  * passed their expiresAt unswept. SessionAllocator decides when; this class only talks to PostgreSQL.
  *
- * A reservation is one statement (RESERVE_SQL). It picks a shared number only where the account
+ * A reservation is one statement (RESERVE_SQL, a call of the function `broker_reserve_session`). It picks a shared number only where the account
  * holds fewer than SESSION_PARTICIPANT_LIMIT shared-pool sessions with both participants, and gives
  * each participant row the lowest free slot of 1..limit for (account, number). A partial unique
  * index on the slots makes the limit exact under concurrent creates on any number of replicas: two
@@ -27,47 +27,24 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { preparedStatement, runPrepared } from '@app/database';
 import type { Channel } from '../numbers/proxy-number.entity';
 
-/** The participant rows (`sp`) an account holds on the shared pool for the given numbers: what the limit counts. */
-const heldOnSharedPool = (account: string, numbers: string) =>
-  `sp.account_id = ${account} AND sp.number = ANY(${numbers}::text[]) AND sp.active AND sp.shared_slot IS NOT NULL AND sp.expires_at > now()`;
-
 /**
- * One statement: the first eligible number (enabled, channel-capable, neither participant active on
- * it, and either dedicated to this account or shared while the account is under its participant
- * limit with both numbers) with dedicated numbers first and then in load order; the pending session
- * and its two participant rows.
+ * One statement: `broker_reserve_session` (migration ReserveSessionFunction) takes the first eligible
+ * number (enabled, channel-capable, neither participant active on it, and either dedicated to this
+ * account or shared while the account is under its participant limit with both numbers) with dedicated
+ * numbers first and then in load order, and writes the pending session and its two participant rows.
+ * When it reserved nothing, its row (if any) names the participant the account holds `$11` shared-pool
+ * sessions with. The function keeps its plans for the connection's life: a create pays neither parse
+ * nor plan for it, and this call is a prepared statement (RESERVE), parsed once per connection too.
  */
 export const RESERVE_SQL = `/* session.reserve */
-  WITH candidate AS (
-    SELECT pn.id, pn.number, pn.account_id IS NULL AS shared FROM proxy_numbers pn
-     WHERE pn.provider = $1 AND pn.enabled AND $2 = ANY(pn.capabilities)
-       AND NOT EXISTS (SELECT 1 FROM session_participants sp
-                        WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.expires_at > now() AND sp.number = ANY($3::text[]))
-       AND (pn.account_id = $5 OR (pn.account_id IS NULL AND NOT EXISTS (
-             SELECT 1 FROM session_participants sp
-              WHERE ${heldOnSharedPool('$5', '$3')}
-              GROUP BY sp.number HAVING count(*) >= $11)))
-     ORDER BY pn.account_id IS NULL, array_position($4::uuid[], pn.id) NULLS FIRST, pn.number
-     LIMIT 1
-  ), reserved AS (
-    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, callback_url, metadata, expires_at, idempotency_key)
-    SELECT $5, $2, 'pending', $1, c.id, c.number, $6, $7, $8, now() + make_interval(secs => $9), $10 FROM candidate c
-    RETURNING id, proxy_number_id, proxy_number, created_at, expires_at
-  ), participants AS (
-    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, account_id, shared_slot)
-    SELECT r.id, n, r.proxy_number_id, true, r.expires_at, $5,
-           CASE WHEN c.shared THEN (
-             SELECT min(g) FROM (SELECT 1 AS g UNION ALL
-                                 SELECT t.shared_slot + 1 FROM session_participants t
-                                  WHERE t.account_id = $5 AND t.number = n AND t.active AND t.shared_slot IS NOT NULL AND t.expires_at > now()) g
-              WHERE g <= $11::int AND NOT EXISTS (SELECT 1 FROM session_participants x
-                                 WHERE x.account_id = $5 AND x.number = n AND x.active AND x.expires_at > now() AND x.shared_slot = g)) END
-      FROM reserved r, candidate c, unnest($3::text[]) AS n
-  )
-  SELECT id, proxy_number_id, proxy_number, created_at, expires_at
-    FROM reserved, (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
+  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.over_limit_number, r.over_limit_held
+    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS r,
+         (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
+
+const RESERVE = preparedStatement('session.reserve', RESERVE_SQL);
 
 export interface ReservationRow {
   id: string;
@@ -101,12 +78,15 @@ export interface HeldParticipant {
 
 export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null };
 
+/** Reserved: the first five are set. Refused over the limit: the last two. Nothing free: no row. */
 interface RawReservation {
-  id: string;
+  id: string | null;
   proxy_number_id: string;
   proxy_number: string;
   created_at: Date;
   expires_at: Date;
+  over_limit_number: string | null;
+  over_limit_held: number | null;
 }
 
 @Injectable()
@@ -115,7 +95,7 @@ export class SessionReservationRepository {
 
   /** Reserves; when nothing was free, says whether the participant limit was why. */
   async reserve(input: ReservationInput): Promise<ReservationResult> {
-    const rows: RawReservation[] = await this.dataSource.query(RESERVE_SQL, [
+    const rows = await runPrepared<RawReservation[]>(this.dataSource, RESERVE, [
       input.provider,
       input.channel,
       input.sortedNumbers,
@@ -128,8 +108,11 @@ export class SessionReservationRepository {
       input.idempotencyKey,
       input.participantLimit,
     ]);
-    if (rows.length === 0) return { reserved: null, overLimit: await this.overLimit(input) };
     const [row] = rows;
+    if (row?.id == null) {
+      const overLimit = row?.over_limit_number != null ? { number: row.over_limit_number, held: Number(row.over_limit_held) } : null;
+      return { reserved: null, overLimit };
+    }
     return {
       reserved: {
         id: row.id,
@@ -157,16 +140,5 @@ export class SessionReservationRepository {
           AND (sp.account_id = $3 OR sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1))`,
       [provider, numbers, accountId],
     );
-  }
-
-  private async overLimit(input: ReservationInput): Promise<HeldParticipant | null> {
-    const rows: Array<{ number: string; held: number }> = await this.dataSource.query(
-      `SELECT sp.number, count(*)::int AS held FROM session_participants sp
-        WHERE ${heldOnSharedPool('$1', '$2')}
-        GROUP BY sp.number HAVING count(*) >= $3
-        ORDER BY sp.number LIMIT 1`,
-      [input.accountId, input.sortedNumbers, input.participantLimit],
-    );
-    return rows[0] ?? null;
   }
 }

@@ -6,6 +6,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Not, type EntityManager } from 'typeorm';
+import { preparedStatement, runPrepared } from '@app/database';
 import type { PageCursor } from '../common/pagination/page-cursor';
 import { EventOutbox, type Queryable, type SessionEventInput } from '../notifications';
 import { Session, type SessionStatus } from './session.entity';
@@ -63,20 +64,25 @@ export abstract class SessionRepository {
   abstract findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null>;
 }
 
-const ACTIVATE_SQL = `UPDATE sessions SET status = 'active', binding_id = $2 WHERE id = $1 AND status = 'pending' RETURNING id`;
-
 /**
- * The activation and its event in one statement: one round trip, atomic without an explicit transaction.
- * Exported for the benchmark, which runs the broker's own statements without the app.
+ * The activation and its event in one statement, `broker_activate_session` (migration ActivateSessionFunction),
+ * parsed and planned once per connection: one round trip, atomic without an explicit transaction. The event's
+ * values are the outbox's. Exported for the benchmark, which runs the broker's own statements without the app.
  */
+const ACTIVATE = preparedStatement(
+  'session.activate',
+  `/* session.activate */ SELECT broker_activate_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS changed`,
+);
+
 export async function activateWithEvent(
   runner: Queryable,
   outbox: EventOutbox,
   session: Session,
   event: SessionEventInput,
 ): Promise<boolean> {
-  const recorded = await outbox.recordWithChange(runner, { sql: ACTIVATE_SQL, params: [session.id, session.bindingId] }, event);
-  return recorded !== null;
+  const { params } = outbox.sessionEventParameters(event);
+  const rows = await runPrepared<Array<{ changed: boolean }>>(runner, ACTIVATE, [session.id, session.bindingId, ...params]);
+  return rows[0].changed;
 }
 
 @Injectable()

@@ -9,6 +9,8 @@ import { WebhookDelivery1796022731916 } from './1796022731916-WebhookDelivery';
 import { InitialSchema1796021822493 } from './1796021822493-InitialSchema';
 import { DestinationNotify1796090000000 } from './1796090000000-DestinationNotify';
 import { ParticipantSlotBackfill1796093000000 } from './1796093000000-ParticipantSlotBackfill';
+import { ActivateSessionFunction1796097000000 } from './1796097000000-ActivateSessionFunction';
+import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSessionFunction';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -23,4 +25,6 @@ export const MIGRATIONS: Function[] = [
   ParticipantLimitSlots1796086246751,
   DestinationNotify1796090000000,
   ParticipantSlotBackfill1796093000000,
+  ReserveSessionFunction1796096000000,
+  ActivateSessionFunction1796097000000,
 ];

@@ -121,6 +121,16 @@ export class EventOutbox {
     return { eventId, deliveryId: rows[0].delivered > 0 ? deliveryId : null };
   }
 
+  /**
+   * The ten parameters of a session event and its delivery, in the order INSERT takes them, for a statement
+   * that writes both itself (a create's activation: broker_activate_session); the type and size are checked
+   * as `record` checks them.
+   */
+  sessionEventParameters(event: SessionEventInput): { params: unknown[]; eventId: string; deliveryId: string } {
+    if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
+    return this.prepare(event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
+  }
+
   /** Records an ops event for OPS_WEBHOOK_URL; without that URL there is nobody to tell and nothing is stored. */
   async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
     if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);

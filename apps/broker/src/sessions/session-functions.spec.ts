@@ -1,0 +1,150 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { systemClock } from '@app/clock';
+import { brokerDataSourceOptions } from '@app/database';
+import { createTestDatabase, type TestDatabase } from '@app/testing';
+import { ENTITIES } from '../database/entities';
+import { EventOutbox } from '../notifications';
+import { sessionCreated } from './session-events';
+import { Session } from './session.entity';
+import { activateWithEvent } from './session.repository';
+import { SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
+
+const ACCOUNT = '00000000-0000-0000-0000-00000000000a';
+const BARE_ACCOUNT = '00000000-0000-0000-0000-00000000000b';
+const GROWING = ['sessions', 'session_participants', 'webhook_events', 'webhook_deliveries'];
+
+let seq = 0;
+function input(accountId = ACCOUNT, callbackUrl: string | null = null): ReservationInput {
+  seq += 1;
+  const pair: [string, string] = [`+23480300${String(seq * 2).padStart(5, '0')}`, `+23480300${String(seq * 2 + 1).padStart(5, '0')}`];
+  return {
+    accountId,
+    provider: 'p',
+    channel: 'sms',
+    sortedNumbers: [...pair].sort(),
+    participants: pair,
+    loadOrder: [],
+    ttlSeconds: 3600,
+    callbackUrl,
+    metadata: {},
+    idempotencyKey: null,
+    participantLimit: 3,
+  };
+}
+
+// Migrations ReserveSessionFunction and ActivateSessionFunction: a create's two statements as functions whose plans
+// are kept for a connection's life, so those plans must not come from statistics taken while the tables were
+// nearly empty (a sequential scan kept while the tables grow).
+describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let stats: Client;
+  const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 });
+
+  /** Sequential scans of the growing tables so far, every backend's statistics flushed (each flushes when idle after asking). */
+  const seqScans = async () => {
+    await stats.query('SELECT pg_stat_force_next_flush()');
+    const rows: Array<{ n: string }> = (
+      await stats.query(`SELECT coalesce(sum(seq_scan), 0) AS n FROM pg_stat_user_tables WHERE relname = ANY($1)`, [GROWING])
+    ).rows;
+    return Number(rows[0].n);
+  };
+  const count = async (sql: string, id: string) => ((await dataSource.query(sql, [id])) as Array<{ n: number }>)[0].n;
+
+  /** Reserves through `on` and returns the pending session. */
+  async function reserve(on: DataSource, request = input()): Promise<Session> {
+    const result = await new SessionReservationRepository(on).reserve(request);
+    if (!result.reserved) throw new Error('nothing reserved');
+    const row = result.reserved;
+    return Object.assign(new Session(), {
+      id: row.id,
+      accountId: request.accountId,
+      channel: request.channel,
+      status: 'pending' as const,
+      provider: request.provider,
+      proxyNumberId: row.proxyNumberId,
+      proxyNumber: row.proxyNumber,
+      participants: request.participants,
+      bindingId: `b-${row.id}`,
+      callbackUrl: request.callbackUrl,
+      metadata: {},
+      createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      endedAt: null,
+      releasedAt: null,
+      idempotencyKey: null,
+    });
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
+    stats = new Client({ connectionString: db.url });
+    await stats.connect();
+    await dataSource.query(
+      `INSERT INTO accounts (id, name, default_callback_url) VALUES ($1, 'a', 'https://a.example/hook'), ($2, 'b', NULL)`,
+      [ACCOUNT, BARE_ACCOUNT],
+    );
+    for (let n = 1; n <= 40; n++)
+      await dataSource.query(`INSERT INTO proxy_numbers (provider, number) VALUES ('p', $1)`, [`+2348000000${String(n).padStart(2, '0')}`]);
+  });
+  afterAll(async () => {
+    await stats?.end();
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  it('activates a pending session once, with its event and its delivery to the callback URL, else the account’s, else none', async () => {
+    const own = await reserve(dataSource, input(ACCOUNT, 'https://own.example/hook'));
+    expect(await activateWithEvent(dataSource, outbox, own, sessionCreated(own))).toBe(true);
+    expect(await activateWithEvent(dataSource, outbox, own, sessionCreated(own))).toBe(false);
+    const [row] = (await dataSource.query(`SELECT status, binding_id FROM sessions WHERE id = $1`, [own.id])) as Array<{
+      status: string;
+      binding_id: string;
+    }>;
+    expect(row).toEqual({ status: 'active', binding_id: own.bindingId });
+    expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1 AND type = 'session.created'`, own.id)).toBe(1);
+    const urls = async (id: string) =>
+      (
+        (await dataSource.query(
+          `SELECT d.url FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.session_id = $1 AND d.status = 'pending'`,
+          [id],
+        )) as Array<{ url: string }>
+      ).map((r) => r.url);
+    expect(await urls(own.id)).toEqual(['https://own.example/hook']);
+
+    const byAccount = await reserve(dataSource, input(ACCOUNT));
+    expect(await activateWithEvent(dataSource, outbox, byAccount, sessionCreated(byAccount))).toBe(true);
+    expect(await urls(byAccount.id)).toEqual(['https://a.example/hook']);
+
+    const nowhere = await reserve(dataSource, input(BARE_ACCOUNT));
+    expect(await activateWithEvent(dataSource, outbox, nowhere, sessionCreated(nowhere))).toBe(true);
+    expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1`, nowhere.id)).toBe(1);
+    expect(await urls(nowhere.id)).toEqual([]);
+  });
+
+  it('reserves and activates on a fresh connection without reading the growing tables sequentially, after they were analyzed nearly empty', async () => {
+    for (let i = 0; i < 3; i++) {
+      const session = await reserve(dataSource);
+      await activateWithEvent(dataSource, outbox, session, sessionCreated(session));
+    }
+    await dataSource.query(
+      'ANALYZE sessions; ANALYZE session_participants; ANALYZE proxy_numbers; ANALYZE webhook_events; ANALYZE webhook_deliveries',
+    );
+
+    const fresh = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 1 })).initialize();
+    try {
+      await fresh.query('SELECT pg_stat_force_next_flush()');
+      const before = await seqScans();
+      for (let i = 0; i < 10; i++) {
+        const session = await reserve(fresh);
+        expect(await activateWithEvent(fresh, outbox, session, sessionCreated(session))).toBe(true);
+      }
+      await fresh.query('SELECT pg_stat_force_next_flush()');
+      expect((await seqScans()) - before).toBe(0);
+    } finally {
+      await fresh.destroy();
+    }
+  });
+});
