@@ -34,6 +34,8 @@
  *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
  *        npm run bench:sessions -- --heap --rate=130   (only: collections per burst after quiet, the broker's runtime
  *          flags against V8's defaults, under --trace-gc)
+ *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
+ *          built in DIR, rounds interleaved: e.g. Express against Fastify with DIR a build of commit 106ab55)
  */
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
@@ -47,6 +49,7 @@ import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
 import { floors } from './floors';
 import { heapAfterQuiet } from './heap-after-quiet';
+import { platformAb } from './platform-ab';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
@@ -232,6 +235,31 @@ async function main(): Promise<void> {
     RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '100000',
     RATE_LIMIT_AUTH_FAILURES_BURST: '1000000',
   };
+  const against = process.argv.find((a) => a.startsWith('--against='))?.slice(10);
+  if (against) {
+    // Only: this build's broker CPU per create against another build's, in the same run (platform-ab.ts).
+    try {
+      const figures = await platformAb({
+        databaseUrl: db.url,
+        simUrl: sim.url,
+        simPid: sim.child.pid!,
+        env: brokerEnv,
+        against,
+        headers: CREATE_HEADERS,
+        body: createBody,
+        warm: numberArg('warmup', 2000),
+        rounds: numberArg('rounds', 6),
+        amount: numberArg('amount', 1500),
+        connections: CONNECTIONS,
+        reset: () => resetSessions(db.url),
+      });
+      console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
+    } finally {
+      await sim.stop();
+      await db.drop();
+    }
+    return;
+  }
   // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
   const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];
   const broker = await startBrokerProcess(db.url, sim.url, brokerEnv, { nodeArgs: profile });

@@ -165,13 +165,14 @@ export interface BrokerProcess extends ChildHandle {
 
 /**
  * One broker as `npm start` runs it, against `databaseUrl`, with `primary` and `failover` on the
- * simulator at `simUrl`; `env` adds or overrides variables. Resolves once /health/ready says 200.
+ * simulator at `simUrl`; `env` adds or overrides variables; `main` runs another build's entry point.
+ * Resolves once /health/ready says 200.
  */
 export async function startBrokerProcess(
   databaseUrl: string,
   simUrl: string,
   env: Record<string, string> = {},
-  options: { port?: number; waitReady?: boolean; nodeArgs?: string[] } = {},
+  options: { port?: number; waitReady?: boolean; nodeArgs?: string[]; main?: string } = {},
 ): Promise<BrokerProcess> {
   const port = options.port ?? (await freePort());
   const fullEnv = {
@@ -191,7 +192,7 @@ export async function startBrokerProcess(
     RATE_LIMIT_READS_BURST: '1000000',
     ...env,
   };
-  const handle = spawnNode(BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])]);
+  const handle = spawnNode(options.main ?? BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])]);
   const url = `http://127.0.0.1:${port}`;
   if (options.waitReady ?? true) {
     await waitFor('broker ready', async () => {

@@ -21,6 +21,6 @@ describe('the broker runs with its V8 flags', () => {
 
   it('in the benches', () => {
     const stack = readFileSync(join(ROOT, 'bench/support/stack.ts'), 'utf8');
-    expect(stack).toContain('spawnNode(BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])])');
+    expect(stack).toContain('spawnNode(options.main ?? BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])])');
   });
 });
