@@ -3,7 +3,6 @@ export {
   EventOutbox,
   MAX_WEBHOOK_BODY_BYTES,
   WebhookBodyTooLargeError,
-  type GatingChange,
   type OpsEventInput,
   type Queryable,
   type RecordedEvent,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
@@ -122,6 +123,15 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     expect(await activateWithEvent(dataSource, outbox, nowhere, sessionCreated(nowhere))).toBe(true);
     expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1`, nowhere.id)).toBe(1);
     expect(await urls(nowhere.id)).toEqual([]);
+  });
+
+  it('keeps neither the activation nor the event when the statement fails', async () => {
+    const session = await reserve(dataSource, input(ACCOUNT, 'https://own.example/hook'));
+    // An event for an account that does not exist: its foreign key fails the whole statement.
+    const orphan = { ...sessionCreated(session), accountId: randomUUID() };
+    await expect(activateWithEvent(dataSource, outbox, session, orphan)).rejects.toThrow(/foreign key/);
+    expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1 AND status = 'pending'`, session.id)).toBe(1);
+    expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1`, session.id)).toBe(0);
   });
 
   it('reserves and activates on a fresh connection without reading the growing tables sequentially, after they were analyzed nearly empty', async () => {

@@ -58,33 +58,6 @@ const INSERT = `
   )
   SELECT url, pg_notify('${DELIVERY_CHANNEL}', url) FROM dl`;
 
-/** A data-modifying statement (its own `$1`, `$2`, …) that returns a row when it changed something. */
-export interface GatingChange {
-  sql: string;
-  params: unknown[];
-}
-
-/**
- * The event and its delivery, written only if the change (`gate`) returned a row; the change's own
- * parameters follow the outbox's ten. Parameters are cast because INSERT … SELECT does not infer them.
- */
-const INSERT_AFTER_CHANGE = (gate: string) => `/* outbox.record-with-change */
-  WITH gate AS (${gate.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + 10}`)}
-  ), target AS (
-    SELECT COALESCE($5::text, (SELECT default_callback_url FROM accounts WHERE id = $2::uuid)) AS url FROM gate LIMIT 1
-  ), ev AS (
-    INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at)
-    SELECT $1::uuid, $2::uuid, $3::uuid, $4::text, $6::jsonb, $7::timestamptz FROM target
-  ), dl AS (
-    INSERT INTO webhook_deliveries (id, event_id, account_id, kind, url, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
-    SELECT $8::uuid, $1::uuid, $2::uuid, $10::text, t.url, 'pending', 0, $7::timestamptz, $9::timestamptz, $7::timestamptz, $7::timestamptz
-      FROM target t WHERE t.url IS NOT NULL
-    RETURNING url
-  ), notified AS (
-    SELECT pg_notify('${DELIVERY_CHANNEL}', url) FROM dl
-  )
-  SELECT (SELECT count(*) FROM target)::int AS changed, (SELECT count(*) FROM notified)::int AS delivered`;
-
 export class EventOutbox {
   constructor(
     private readonly clock: Clock,
@@ -95,30 +68,6 @@ export class EventOutbox {
   async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
     if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
     return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
-  }
-
-  /**
-   * Runs `change` and records the event in the same statement, only if the change returned a row: one
-   * round trip, atomic without an explicit transaction (so a create's activation and its event cost one
-   * commit). Null when the change changed nothing (and nothing was recorded).
-   */
-  async recordWithChange(runner: Queryable, change: GatingChange, event: SessionEventInput): Promise<RecordedEvent | null> {
-    if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
-    const { params, eventId, deliveryId } = this.prepare(
-      event.type,
-      event.accountId,
-      event.sessionId,
-      event.callbackUrl,
-      'account',
-      event.data,
-      event.receivedAt,
-    );
-    const rows = (await runner.query(INSERT_AFTER_CHANGE(change.sql), [...params, ...change.params])) as Array<{
-      changed: number;
-      delivered: number;
-    }>;
-    if (rows[0].changed === 0) return null;
-    return { eventId, deliveryId: rows[0].delivered > 0 ? deliveryId : null };
   }
 
   /**
