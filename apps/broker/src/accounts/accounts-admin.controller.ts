@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Param, ParseUUIDPipe, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ProblemException } from '../common/problem';
+import { DestinationCache } from '../destinations/destination-cache';
 import type { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
 import type { ApiKey } from './api-key.entity';
@@ -24,7 +25,10 @@ const notFound = (what: string) => () =>
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin')
 export class AccountsAdminController {
-  constructor(private readonly accounts: AccountsService) {}
+  constructor(
+    private readonly accounts: AccountsService,
+    private readonly destinations: DestinationCache,
+  ) {}
 
   @Get('accounts')
   @ApiOperation({ summary: 'Accounts and their API keys (prefixes only).' })
@@ -62,6 +66,9 @@ export class AccountsAdminController {
   ): Promise<AccountDto> {
     const updated = await this.accounts.setDestinations(id, body.allowedCountries, body.allowSpecialRate);
     if (!updated) throw notFound('account')();
+    // This replica's toll-fraud memory holds the change before the answer: a narrowing is honoured here
+    // from the 200 on, not only when its notification arrives (other replicas: within one notification).
+    await this.destinations.reread(id);
     return toAccountDto(updated.account, updated.keys);
   }
 

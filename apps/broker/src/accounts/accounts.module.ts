@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { DestinationsModule } from '../destinations/destinations.module';
 import { AccountsAdminController } from './accounts-admin.controller';
 import { AccountRepository } from './account.repository';
 import { AccountsService } from './accounts.service';
@@ -7,6 +8,7 @@ import { AdminTokenGuard, ApiKeyGuard } from './auth.guards';
 
 @Global()
 @Module({
+  imports: [DestinationsModule],
   providers: [AccountsService, AccountRepository, ApiKeyGuard, AdminTokenGuard, RateLimits],
   controllers: [AccountsAdminController],
   exports: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],

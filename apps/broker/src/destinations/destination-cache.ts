@@ -30,7 +30,8 @@ export interface DestinationCacheOptions {
  * at most `refreshMs` (+ one re-read) if the notification was lost. A refusal is never stale: the
  * policy re-reads the account and the pool before refusing, so a widening (or a number added) is
  * honoured at once on every replica; only a narrowing (or a number removed or newly added as a
- * participant) can lag, by the bound above. Re-reads run one at a time, in order: a read that
+ * participant) can lag, by the bound above, except on the replica whose admin route made the change
+ * (it re-reads the account before answering). Re-reads run one at a time, in order: a read that
  * starts after a notification sees the commit that sent it.
  */
 export class DestinationCache {

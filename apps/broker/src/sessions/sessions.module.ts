@@ -1,8 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ListenClient } from '../database/listen-client';
-import { DestinationCache } from '../destinations/destination-cache';
-import { DestinationPolicy } from '../destinations/destination-policy';
-import { DestinationRepository } from '../destinations/destination.repository';
+import { DestinationsModule } from '../destinations/destinations.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { NotificationsModule } from '../notifications';
@@ -16,16 +13,9 @@ import { SessionsController } from './sessions.controller';
 import { SessionsService } from './sessions.service';
 
 @Module({
-  imports: [ProvidersModule, IdempotencyModule, NotificationsModule, JobsModule],
+  imports: [ProvidersModule, IdempotencyModule, NotificationsModule, JobsModule, DestinationsModule],
   providers: [
     SessionsService,
-    DestinationPolicy,
-    DestinationRepository,
-    {
-      provide: DestinationCache,
-      useFactory: (r: DestinationRepository, l: ListenClient) => new DestinationCache(r, l),
-      inject: [DestinationRepository, ListenClient],
-    },
     SessionAllocator,
     SessionReservationRepository,
     SessionSweeper,
