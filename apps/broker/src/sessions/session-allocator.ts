@@ -4,7 +4,7 @@ import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { PoolUsage } from '../providers/pool-usage';
-import { SessionReservationRepository } from './session-reservation.repository';
+import { SessionReservationRepository, type ReservationInput, type ReservationRow } from './session-reservation.repository';
 import { Session } from './session.entity';
 
 export interface ReservationRequest {
@@ -98,7 +98,7 @@ export class SessionAllocator {
   }
 
   private async tryReserve(request: ReservationRequest, numbers: string[]): Promise<Session> {
-    const result = await this.reservations.reserve({
+    const input: ReservationInput = {
       accountId: request.accountId,
       provider: request.provider,
       channel: request.channel,
@@ -110,35 +110,40 @@ export class SessionAllocator {
       metadata: request.metadata,
       idempotencyKey: request.idempotencyKey,
       participantLimit: this.participantLimit,
-    });
+    };
+    const result = await this.reservations.reserve(input);
     if (!result.reserved) {
       if (result.overLimit)
         throw new ParticipantLimitError(request.provider, result.overLimit.number, result.overLimit.held, this.participantLimit);
       throw new PoolExhaustedError(request.provider);
     }
-    const row = result.reserved;
-    this.pool.noteReserved(row.proxyNumberId);
-    return Object.assign(new Session(), {
-      id: row.id,
-      accountId: request.accountId,
-      channel: request.channel,
-      status: 'pending' as const,
-      provider: request.provider,
-      proxyNumberId: row.proxyNumberId,
-      proxyNumber: row.proxyNumber,
-      participants: [...request.participants],
-      bindingId: null,
-      callbackUrl: request.callbackUrl,
-      metadata: request.metadata,
-      createdAt: row.createdAt,
-      expiresAt: row.expiresAt,
-      endedAt: null,
-      releasedAt: null,
-      idempotencyKey: request.idempotencyKey,
-    });
+    this.pool.noteReserved(result.reserved.proxyNumberId);
+    return pendingSession(input, result.reserved);
   }
 }
 
 function sqlState(error: unknown): string | undefined {
   return error instanceof QueryFailedError ? (error.driverError as { code?: string })?.code : undefined;
+}
+
+/** The pending session a reservation made, as the allocator hands it on (no binding yet). */
+export function pendingSession(input: ReservationInput, row: ReservationRow): Session {
+  return Object.assign(new Session(), {
+    id: row.id,
+    accountId: input.accountId,
+    channel: input.channel,
+    status: 'pending' as const,
+    provider: input.provider,
+    proxyNumberId: row.proxyNumberId,
+    proxyNumber: row.proxyNumber,
+    participants: [...input.participants],
+    bindingId: null,
+    callbackUrl: input.callbackUrl,
+    metadata: input.metadata,
+    createdAt: row.createdAt,
+    expiresAt: row.expiresAt,
+    endedAt: null,
+    releasedAt: null,
+    idempotencyKey: input.idempotencyKey,
+  });
 }

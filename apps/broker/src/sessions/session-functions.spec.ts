@@ -8,6 +8,7 @@ import { ENTITIES } from '../database/entities';
 import { EventOutbox } from '../notifications';
 import { sessionCreated } from './session-events';
 import { Session } from './session.entity';
+import { pendingSession } from './session-allocator';
 import { activateWithEvent } from './session.repository';
 import { SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
 
@@ -57,25 +58,8 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
   async function reserve(on: DataSource, request = input()): Promise<Session> {
     const result = await new SessionReservationRepository(on).reserve(request);
     if (!result.reserved) throw new Error('nothing reserved');
-    const row = result.reserved;
-    return Object.assign(new Session(), {
-      id: row.id,
-      accountId: request.accountId,
-      channel: request.channel,
-      status: 'pending' as const,
-      provider: request.provider,
-      proxyNumberId: row.proxyNumberId,
-      proxyNumber: row.proxyNumber,
-      participants: request.participants,
-      bindingId: `b-${row.id}`,
-      callbackUrl: request.callbackUrl,
-      metadata: {},
-      createdAt: row.createdAt,
-      expiresAt: row.expiresAt,
-      endedAt: null,
-      releasedAt: null,
-      idempotencyKey: null,
-    });
+    // Bound as the provider would: the activation takes the binding's id.
+    return Object.assign(pendingSession(request, result.reserved), { bindingId: `b-${result.reserved.id}` });
   }
 
   beforeAll(async () => {
