@@ -31,6 +31,9 @@ const SECONDS = numberArg('seconds', 20);
 const ROUNDS = numberArg('rounds', 1);
 const RATE = numberArg('rate', 0);
 const POOLS = (process.argv.find((a) => a.startsWith('--pools='))?.slice(8) ?? '20').split(',').map(Number);
+const TICK_MS = numberArg('tick-ms', 20);
+/** Before each paced phase, wait (at most 240 s) until the rest of the machine used less than this many CPU ms per second. */
+const WAIT_QUIET = numberArg('wait-quiet', 0);
 const RAW = process.argv.find((a) => a.startsWith('--raw='))?.slice(6);
 const SAMPLER = resolve(__dirname, 'tail-sampler.js');
 const HEADERS = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
@@ -48,13 +51,13 @@ function createBody(): string {
 const epoch = (): number => performance.timeOrigin + performance.now();
 
 /** Run-queue wait (ns) and run time (ns) summed over a process's threads; pids of a process group. */
-function schedstat(pids: number[]): { runNs: number; waitNs: number } {
+function schedstat(pids: number[], mainThreadOnly = false): { runNs: number; waitNs: number } {
   let runNs = 0;
   let waitNs = 0;
   for (const pid of pids) {
     let tids: string[] = [];
     try {
-      tids = readdirSync(`/proc/${pid}/task`);
+      tids = mainThreadOnly ? [String(pid)] : readdirSync(`/proc/${pid}/task`);
     } catch {
       continue;
     }
@@ -97,6 +100,19 @@ function pressureTotalUs(): number {
   } catch {
     return NaN;
   }
+}
+
+/** Waits until the machine less `ours` used under WAIT_QUIET CPU ms per second over 2 s (at most 240 s); returns the seconds waited. */
+async function waitQuiet(ours: number[]): Promise<number> {
+  const started = Date.now();
+  const oursMs = () => ours.reduce((a, pid) => a + processCpuMs(pid), 0);
+  while (Date.now() - started < 240_000) {
+    const m0 = machineCpu().busyMs;
+    const o0 = oursMs();
+    await new Promise((done) => setTimeout(done, 2000));
+    if ((machineCpu().busyMs - m0 - (oursMs() - o0)) / 2 < WAIT_QUIET) break;
+  }
+  return Math.round((Date.now() - started) / 1000);
 }
 
 interface Sent {
@@ -159,9 +175,9 @@ interface Sampled {
   queries: Array<[number, number, string]>;
 }
 
-type Who = 'broker' | 'simulator' | 'postgres' | 'loadGenerator';
+type Who = 'broker' | 'brokerMain' | 'simulator' | 'postgres' | 'loadGenerator';
 type Tick = { at: number; pressureUs: number; machine: { busyMs: number; stealMs: number } } & Record<
-  'broker' | 'simulator' | 'postgres' | 'loadGenerator',
+  Who,
   { runNs: number; waitNs: number }
 >;
 
@@ -185,6 +201,17 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
     return sum;
   };
   const ours: Who[] = ['broker', 'simulator', 'postgres', 'loadGenerator'];
+  const mainIn = (t0: number, t1: number) => {
+    let run = 0;
+    let wait = 0;
+    for (let i = 1; i < ticks.length; i++) {
+      const share = overlap(ticks[i - 1].at, ticks[i].at, t0, t1) / (ticks[i].at - ticks[i - 1].at);
+      if (share <= 0) continue;
+      run += (share * (ticks[i].brokerMain.runNs - ticks[i - 1].brokerMain.runNs)) / 1e6;
+      wait += (share * (ticks[i].brokerMain.waitNs - ticks[i - 1].brokerMain.waitNs)) / 1e6;
+    }
+    return { run, wait };
+  };
   /** CPU (ms) the rest of the machine used in [t0, t1]: /proc/stat's busy time less our four processes' run time; and steal. */
   const othersIn = (t0: number, t1: number): { others: number; steal: number } => {
     let others = 0;
@@ -277,6 +304,23 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
     }),
     loopGaps: {
       count: gaps.length,
+      // Over all gaps > 10 ms: the broker's main thread running (its own work, GC included) or waiting for a core.
+      over10msTotal: (() => {
+        const big = gaps.filter(([, ms]) => ms > 10);
+        const sum = (f: (g: [number, number]) => number) =>
+          round(
+            big.reduce((a, g) => a + f(g), 0),
+            0,
+          );
+        return {
+          gapMs: sum(([, ms]) => ms),
+          mainThreadRunMs: sum(([start, ms]) => mainIn(start, start + ms).run),
+          mainThreadRunQueueWaitMs: sum(([start, ms]) => mainIn(start, start + ms).wait),
+          gcMs: sum(([start, ms]) => gcs.reduce((a, [g, d]) => a + overlap(g, g + d, start, start + ms), 0)),
+          withAJob: big.filter(([start, ms]) => jobs.some(([j, d]) => overlap(j, j + d + 5, start - 5, start + ms) > 0)).length,
+          othersCpuMs: sum(([start, ms]) => othersIn(start, start + ms).others),
+        };
+      })(),
       over10ms: gaps.filter(([, ms]) => ms > 10).length,
       over25ms: gaps.filter(([, ms]) => ms > 25).length,
       longest: [...gaps]
@@ -290,7 +334,7 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
             1,
           ),
           jobs: jobs.filter(([j, d]) => overlap(j, j + d + 5, start - 5, start + ms) > 0).map(([, d, what]) => `${what.slice(0, 40)} ${d}`),
-          brokerRunQueueWaitMs: round(waitIn('broker', start, start + ms), 1),
+          brokerMainThread: { runMs: round(mainIn(start, start + ms).run, 1), runQueueWaitMs: round(mainIn(start, start + ms).wait, 1) },
           othersCpuMs: round(othersIn(start, start + ms).others, 1),
         })),
     },
@@ -356,13 +400,15 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
         pressureUs: pressureTotalUs(),
         machine: machineCpu(),
         broker: schedstat([brokerPid]),
+        brokerMain: schedstat([brokerPid], true),
         simulator: schedstat([simPid]),
         postgres: schedstat(pgPids),
         loadGenerator: schedstat([process.pid]),
       });
+    const quietWaitS = WAIT_QUIET > 0 ? await waitQuiet([brokerPid, simPid, process.pid, ...pgPids]) : 0;
     const load0 = loadavg();
     tick();
-    const ticker = setInterval(tick, 50);
+    const ticker = setInterval(tick, TICK_MS);
     const phaseStart = epoch();
     const sent = await pacedWithSeq(broker.url, paceRate, SECONDS);
     const phaseEnd = epoch();
@@ -382,6 +428,7 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
         cpuMsPerCreateAllThree: round(cpuPerCreate, 3),
       },
       paced: {
+        waitedForQuietS: quietWaitS,
         ratePerSecond: paceRate,
         creates: sent.length,
         loadAverage: { start: load0.map((x) => round(x, 2)), end: load1.map((x) => round(x, 2)) },
