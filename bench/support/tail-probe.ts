@@ -12,7 +12,8 @@
  * is; they say who was kept off the cores.
  *
  * Variants: `--pools=20,8` (DATABASE_POOL_SIZE), in rounds `--rounds` with the order alternating.
- * Usage: node dist/bench/bench/support/tail-probe.js [--pools=20,8 --rounds=2 --seconds=20 --rate=N]
+ * Usage: node dist/bench/bench/support/tail-probe.js [--pools=20,8 --rounds=2 --seconds=20 --rate=N --wait-quiet=300 --tick-ms=20]
+ * `--gc-only`: the broker records only its collections (no 1 ms timer, no per-request records), close to the broker as it runs.
  * Prints one JSON object; `--raw=FILE` also writes every slow request's record there.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -376,6 +377,7 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
       BREAKER_HEALTH_INTERVAL_MS: '3600000',
       DATABASE_POOL_SIZE: String(pool),
       TAIL_SAMPLER_FILE: file,
+      TAIL_SAMPLER: process.argv.includes('--gc-only') ? 'gc' : 'all',
     },
     { nodeArgs: ['--require', SAMPLER] },
   );

@@ -26,6 +26,8 @@ const undici = require('undici') as typeof import('undici');
 const epoch = (): number => performance.timeOrigin + performance.now();
 const round = (x: number): number => Math.round(x * 100) / 100;
 const GAP_MS = Number(process.env.TAIL_GAP_MS ?? 5);
+/** `TAIL_SAMPLER=gc`: only the collections (no timer, nothing patched), to see the broker as it runs without the rest. */
+const GC_ONLY = process.env.TAIL_SAMPLER === 'gc';
 
 interface Step {
   kind: 'poolWait' | 'sql' | 'http';
@@ -55,11 +57,12 @@ function note(kind: Step['kind'], start: number, what: string): void {
 }
 
 let last = performance.now();
-setInterval(() => {
-  const now = performance.now();
-  if (now - last > GAP_MS) gaps.push([round(performance.timeOrigin + last), round(now - last)]);
-  last = now;
-}, 1).unref();
+if (!GC_ONLY)
+  setInterval(() => {
+    const now = performance.now();
+    if (now - last > GAP_MS) gaps.push([round(performance.timeOrigin + last), round(now - last)]);
+    last = now;
+  }, 1).unref();
 
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
@@ -68,74 +71,78 @@ new PerformanceObserver((list) => {
   }
 }).observe({ entryTypes: ['gc'] });
 
-const emit = Server.prototype.emit as (this: Server, event: string, ...args: unknown[]) => boolean;
-Server.prototype.emit = function (this: Server, event: string, ...args: unknown[]): boolean {
-  if (event !== 'request') return emit.call(this, event, ...args);
-  const [req, res] = args as [import('node:http').IncomingMessage, import('node:http').ServerResponse];
-  const record: RequestRecord = { seq: String(req.headers['x-tail-seq'] ?? ''), url: req.url ?? '', arrival: round(epoch()), steps: [] };
-  requests.push(record);
-  res.once('finish', () => (record.finish = round(epoch())));
-  return store.run(record, () => emit.call(this, event, ...args));
-} as typeof Server.prototype.emit;
+if (!GC_ONLY) patch();
 
-const sqlText = (query: unknown): string => {
-  const text =
-    typeof query === 'string' ? query : ((query as { text?: string; name?: string })?.name ?? (query as { text?: string })?.text ?? '');
-  return text.replace(/\s+/g, ' ').trim().slice(0, 60);
-};
+function patch(): void {
+  const emit = Server.prototype.emit as (this: Server, event: string, ...args: unknown[]) => boolean;
+  Server.prototype.emit = function (this: Server, event: string, ...args: unknown[]): boolean {
+    if (event !== 'request') return emit.call(this, event, ...args);
+    const [req, res] = args as [import('node:http').IncomingMessage, import('node:http').ServerResponse];
+    const record: RequestRecord = { seq: String(req.headers['x-tail-seq'] ?? ''), url: req.url ?? '', arrival: round(epoch()), steps: [] };
+    requests.push(record);
+    res.once('finish', () => (record.finish = round(epoch())));
+    return store.run(record, () => emit.call(this, event, ...args));
+  } as typeof Server.prototype.emit;
 
-const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: unknown, ...args: unknown[]): unknown {
-  const start = epoch();
-  const what = sqlText(args[0]);
-  const callbackAt = args.findIndex((a) => typeof a === 'function');
-  if (callbackAt >= 0) {
-    const callback = args[callbackAt] as (...r: unknown[]) => void;
-    args[callbackAt] = (...r: unknown[]) => {
-      note('sql', start, what);
-      callback(...r);
-    };
-    return query.apply(this, args);
-  }
-  const result = query.apply(this, args);
-  if (result && typeof (result as Promise<unknown>).then === 'function')
-    (result as Promise<unknown>).then(
-      () => note('sql', start, what),
-      () => note('sql', start, what),
+  const sqlText = (query: unknown): string => {
+    const text =
+      typeof query === 'string' ? query : ((query as { text?: string; name?: string })?.name ?? (query as { text?: string })?.text ?? '');
+    return text.replace(/\s+/g, ' ').trim().slice(0, 60);
+  };
+
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]): unknown {
+    const start = epoch();
+    const what = sqlText(args[0]);
+    const callbackAt = args.findIndex((a) => typeof a === 'function');
+    if (callbackAt >= 0) {
+      const callback = args[callbackAt] as (...r: unknown[]) => void;
+      args[callbackAt] = (...r: unknown[]) => {
+        note('sql', start, what);
+        callback(...r);
+      };
+      return query.apply(this, args);
+    }
+    const result = query.apply(this, args);
+    if (result && typeof (result as Promise<unknown>).then === 'function')
+      (result as Promise<unknown>).then(
+        () => note('sql', start, what),
+        () => note('sql', start, what),
+      );
+    return result;
+  } as typeof pg.Client.prototype.query;
+
+  const connect = pg.Pool.prototype.connect as (...args: unknown[]) => unknown;
+  pg.Pool.prototype.connect = function (this: unknown, ...args: unknown[]): unknown {
+    const start = epoch();
+    if (typeof args[0] === 'function') {
+      const callback = args[0] as (...r: unknown[]) => void;
+      return connect.call(this, (...r: unknown[]) => {
+        note('poolWait', start, 'connect');
+        callback(...r);
+      });
+    }
+    const result = connect.apply(this, args) as Promise<unknown>;
+    void result.then(
+      () => note('poolWait', start, 'connect'),
+      () => note('poolWait', start, 'connect'),
     );
-  return result;
-} as typeof pg.Client.prototype.query;
+    return result;
+  } as typeof pg.Pool.prototype.connect;
 
-const connect = pg.Pool.prototype.connect as (...args: unknown[]) => unknown;
-pg.Pool.prototype.connect = function (this: unknown, ...args: unknown[]): unknown {
-  const start = epoch();
-  if (typeof args[0] === 'function') {
-    const callback = args[0] as (...r: unknown[]) => void;
-    return connect.call(this, (...r: unknown[]) => {
-      note('poolWait', start, 'connect');
-      callback(...r);
-    });
-  }
-  const result = connect.apply(this, args) as Promise<unknown>;
-  void result.then(
-    () => note('poolWait', start, 'connect'),
-    () => note('poolWait', start, 'connect'),
-  );
-  return result;
-} as typeof pg.Pool.prototype.connect;
-
-const request = undici.Dispatcher.prototype.request as (...args: unknown[]) => unknown;
-undici.Dispatcher.prototype.request = function (this: unknown, ...args: unknown[]): unknown {
-  const start = epoch();
-  const what = String((args[0] as { path?: string })?.path ?? '').slice(0, 60);
-  const result = request.apply(this, args);
-  if (result && typeof (result as Promise<unknown>).then === 'function')
-    (result as Promise<unknown>).then(
-      () => note('http', start, what),
-      () => note('http', start, what),
-    );
-  return result;
-} as typeof undici.Dispatcher.prototype.request;
+  const request = undici.Dispatcher.prototype.request as (...args: unknown[]) => unknown;
+  undici.Dispatcher.prototype.request = function (this: unknown, ...args: unknown[]): unknown {
+    const start = epoch();
+    const what = String((args[0] as { path?: string })?.path ?? '').slice(0, 60);
+    const result = request.apply(this, args);
+    if (result && typeof (result as Promise<unknown>).then === 'function')
+      (result as Promise<unknown>).then(
+        () => note('http', start, what),
+        () => note('http', start, what),
+      );
+    return result;
+  } as typeof undici.Dispatcher.prototype.request;
+}
 
 process.on('exit', () => {
   const file = process.env.TAIL_SAMPLER_FILE;
