@@ -340,6 +340,8 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
         })),
     },
     gc: {
+      // perf_hooks kinds: 1 scavenge, 2 minor mark-sweep, 4 mark-compact (old generation), 8 incremental marking, 16 weak callbacks.
+      countByKind: gcs.reduce<Record<number, number>>((acc, [, , kind]) => ({ ...acc, [kind]: (acc[kind] ?? 0) + 1 }), {}),
       count: gcs.length,
       totalMs: round(
         gcs.reduce((a, [, d]) => a + d, 0),
