@@ -109,6 +109,41 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     expect(await urls(nowhere.id)).toEqual([]);
   });
 
+  // Migration ActivateSessionWakeAfterCommit: no NOTIFY inside the activation's transaction.
+  it('wakes the delivery workers with a NOTIFY of its own after the activation, only when a delivery was recorded', async () => {
+    const listener = new Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(`${n.channel} ${n.payload}`));
+    await listener.query('LISTEN webhook_delivery');
+    try {
+      // The function alone records the delivery, says where to, and notifies nobody.
+      const quiet = await reserve(dataSource, input(ACCOUNT, 'https://quiet.example/hook'));
+      const { params } = outbox.sessionEventParameters(sessionCreated(quiet));
+      const rows = (await dataSource.query(
+        'SELECT * FROM broker_activate_session_wake_after($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+        [quiet.id, quiet.bindingId, ...params],
+      )) as unknown[];
+      expect(rows).toEqual([{ changed: true, delivery_url: 'https://quiet.example/hook' }]);
+      expect(
+        await count(
+          `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.session_id = $1`,
+          quiet.id,
+        ),
+      ).toBe(1);
+      // Nowhere to deliver: nothing to wake.
+      const nowhere = await reserve(dataSource, input(BARE_ACCOUNT));
+      expect(await activateWithEvent(dataSource, outbox, nowhere, sessionCreated(nowhere))).toBe(true);
+      const woken = await reserve(dataSource, input(ACCOUNT, 'https://woken.example/hook'));
+      expect(await activateWithEvent(dataSource, outbox, woken, sessionCreated(woken))).toBe(true);
+      // Notifications arrive in commit order: once the last one is here, any earlier one would be too.
+      for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(heard).toEqual(['webhook_delivery https://woken.example/hook']);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('keeps neither the activation nor the event when the statement fails', async () => {
     const session = await reserve(dataSource, input(ACCOUNT, 'https://own.example/hook'));
     // An event for an account that does not exist: its foreign key fails the whole statement.

@@ -11,6 +11,7 @@ import { DestinationNotify1796090000000 } from './1796090000000-DestinationNotif
 import { ParticipantSlotBackfill1796093000000 } from './1796093000000-ParticipantSlotBackfill';
 import { ActivateSessionFunction1796097000000 } from './1796097000000-ActivateSessionFunction';
 import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSessionFunction';
+import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -29,4 +30,5 @@ export const MIGRATIONS: Function[] = [
   ReserveSessionFunction1796096000000,
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
+  ActivateSessionWakeAfterCommit1796101000000,
 ];
