@@ -6,6 +6,9 @@
  * session tables emptied before every phase. CPU is /proc's utime + stime of each broker process over
  * its own phases, divided by its 201s: on a machine shared with other benchmarks this is the figure to
  * compare, not latency. The simulator's CPU per create does the same work for both and shows the noise.
+ * PostgreSQL's CPU per create (postmaster, backends and workers, `postgresCpu`) is measured over each
+ * build's phases too: both builds share the database, so a schema change applies to both (compare those
+ * by alternating whole runs instead), but a change to the statements a build sends shows here.
  */
 import { join } from 'node:path';
 import { load } from '../support/load';
@@ -26,12 +29,15 @@ export interface PlatformAbOptions {
   amount: number;
   connections: number;
   reset: () => Promise<void>;
+  /** PostgreSQL's CPU ms so far (postgresCpuMs of the postmaster). */
+  postgresCpu: () => number;
 }
 
 interface Phase {
   build: string;
   brokerMsPerCreate: number;
   simulatorMsPerCreate: number;
+  postgresMsPerCreate: number;
   creates: number;
   perSecond: number;
 }
@@ -46,7 +52,7 @@ export async function platformAb(options: PlatformAbOptions) {
     const phase = async (build: string, amount: number): Promise<Phase> => {
       await options.reset();
       const pid = builds[build].child.pid!;
-      const [broker0, sim0] = [processCpuMs(pid), processCpuMs(options.simPid)];
+      const [broker0, sim0, pg0] = [processCpuMs(pid), processCpuMs(options.simPid), options.postgresCpu()];
       const result = await load({
         url: builds[build].url,
         path: '/v1/sessions',
@@ -63,6 +69,7 @@ export async function platformAb(options: PlatformAbOptions) {
         build,
         brokerMsPerCreate: round((processCpuMs(pid) - broker0) / creates, 3),
         simulatorMsPerCreate: round((processCpuMs(options.simPid) - sim0) / creates, 3),
+        postgresMsPerCreate: round((options.postgresCpu() - pg0) / creates, 3),
         creates,
         perSecond: round(result.perSecond, 0),
       };
@@ -75,7 +82,7 @@ export async function platformAb(options: PlatformAbOptions) {
       for (const build of order) phases.push(await phase(build, options.amount));
       rounds.push(phases);
     }
-    const mean = (build: string, key: 'brokerMsPerCreate' | 'simulatorMsPerCreate') =>
+    const mean = (build: string, key: 'brokerMsPerCreate' | 'simulatorMsPerCreate' | 'postgresMsPerCreate') =>
       rounds.flat().reduce((sum, p) => sum + (p.build === build ? p[key] : 0), 0) / options.rounds;
     return {
       against: options.against,
@@ -83,6 +90,11 @@ export async function platformAb(options: PlatformAbOptions) {
       brokerMsPerCreate: { this: round(mean('this', 'brokerMsPerCreate'), 3), against: round(mean('against', 'brokerMsPerCreate'), 3) },
       thisOverAgainst: round(mean('this', 'brokerMsPerCreate') / mean('against', 'brokerMsPerCreate'), 3),
       simulatorThisOverAgainst: round(mean('this', 'simulatorMsPerCreate') / mean('against', 'simulatorMsPerCreate'), 3),
+      postgresMsPerCreate: {
+        this: round(mean('this', 'postgresMsPerCreate'), 3),
+        against: round(mean('against', 'postgresMsPerCreate'), 3),
+      },
+      postgresThisOverAgainst: round(mean('this', 'postgresMsPerCreate') / mean('against', 'postgresMsPerCreate'), 3),
     };
   } finally {
     for (const broker of Object.values(builds)) await broker.stop();

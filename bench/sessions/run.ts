@@ -239,6 +239,9 @@ async function main(): Promise<void> {
   if (against) {
     // Only: this build's broker CPU per create against another build's, in the same run (platform-ab.ts).
     try {
+      const postmaster = await withClient(db.url, async (c) =>
+        parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
+      );
       const figures = await platformAb({
         databaseUrl: db.url,
         simUrl: sim.url,
@@ -252,6 +255,7 @@ async function main(): Promise<void> {
         amount: numberArg('amount', 1500),
         connections: CONNECTIONS,
         reset: () => resetSessions(db.url),
+        postgresCpu: () => postgresCpuMs(postmaster),
       });
       console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
     } finally {

@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
-/** API keys are long random strings, so one SHA-256 is enough to store them safely. */
+/** API keys are long random strings, so one SHA-256 is enough to store them safely. One-shot: no Hash object per request. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function newApiKey(): string {

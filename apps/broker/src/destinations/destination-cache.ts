@@ -39,6 +39,8 @@ export class DestinationCache {
   private readonly accounts = new Map<string, AccountDestinations>();
   private poolNumbers: ReadonlySet<string> = new Set();
   private poolCountries: ReadonlySet<string> = new Set();
+  /** Each pool number's country (undefined: not a valid number), as of the last read of the pool. */
+  private poolCountryOf = new Map<string, string | undefined>();
   private queue: Promise<void> = Promise.resolve();
   private readonly rereads = new Map<string, Promise<void>>();
   private readonly unlisten: Array<() => void> = [];
@@ -142,8 +144,13 @@ export class DestinationCache {
 
   private async loadPool(): Promise<void> {
     const numbers = await this.repository.poolNumbers();
+    // A number's country never changes: only numbers new to the pool are parsed (a re-read before each
+    // refusal parsed the whole pool again). The map holds exactly the pool's numbers.
+    const countries = new Map<string, string | undefined>();
+    for (const n of numbers) countries.set(n, this.poolCountryOf.has(n) ? this.poolCountryOf.get(n) : countryOf(n));
+    this.poolCountryOf = countries;
     this.poolNumbers = new Set(numbers);
-    this.poolCountries = new Set(numbers.map((n) => countryOf(n)).filter((c): c is string => Boolean(c)));
+    this.poolCountries = new Set([...countries.values()].filter((c): c is string => Boolean(c)));
   }
 
   private async loadAccount(accountId: string): Promise<void> {

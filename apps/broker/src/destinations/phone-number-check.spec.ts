@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { checkPhoneNumber, countryOf } from './phone-number-check';
 
 describe('checkPhoneNumber', () => {
@@ -26,5 +28,21 @@ describe('checkPhoneNumber', () => {
   it('tells a valid number country', () => {
     expect(countryOf('+447400123456')).toBe('GB');
     expect(countryOf('+0')).toBeUndefined();
+  });
+
+  it('accepts exactly the numbers libphonenumber-js calls valid, with their country and type (the type is worked out once)', () => {
+    const codes = ['1', '7', '20', '33', '44', '49', '86', '91', '234', '254', '358', '880', '979', '800'];
+    fc.assert(
+      fc.property(fc.constantFrom(...codes), fc.stringMatching(/^[0-9]{4,12}$/), (code, digits) => {
+        const number = `+${code}${digits}`;
+        const parsed = parsePhoneNumberFromString(number);
+        const valid = Boolean(parsed && parsed.number === number && parsed.isValid() && parsed.country);
+        const verdict = checkPhoneNumber(number, 'voice', true);
+        expect(verdict.ok).toBe(valid);
+        expect(verdict.country).toBe(parsed?.country);
+        if (verdict.ok) expect(verdict.type).toBe(parsed!.getType());
+      }),
+      { seed: 19, numRuns: 3000 },
+    );
   });
 });

@@ -26,11 +26,13 @@ export type NumberVerdict =
 export function checkPhoneNumber(number: string, channel: Channel | 'any', allowSpecialRate = false): NumberVerdict {
   const parsed = parsePhoneNumberFromString(number);
   const country = parsed?.country;
-  if (!parsed || parsed.number !== number || !parsed.isValid() || !country) {
+  // A number with a type is valid (isValid() is "has a type" once the metadata has types, as the max set
+  // does, and the national pattern otherwise, which getType() checks first): the type is worked out once.
+  const type = parsed?.getType();
+  if (!parsed || parsed.number !== number || (type === undefined && !parsed.isValid()) || !country) {
     const where = country ? `for ${country}` : 'in any country';
     return { ok: false, country, reason: 'invalid', message: `${number} is not a valid phone number ${where}` };
   }
-  const type = parsed.getType();
   if (type && SPECIAL_RATE_TYPES.has(type) && !allowSpecialRate)
     return {
       ok: false,

@@ -21,7 +21,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   private readonly logger = new Logger(PoolUsage.name);
   private usage = new Map<string, ProviderPoolUsage>();
   /** Active sessions per proxy number id, as of the last read plus this replica's reservations since. */
-  private load = new Map<string, number>();
+  private load = new LoadOrder();
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
 
@@ -49,11 +49,11 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
 
   /** Ids of the numbers carrying sessions, least loaded first; a number not listed carries none. */
   loadOrder(): string[] {
-    return [...this.load.entries()].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+    return this.load.ids();
   }
 
   noteReserved(proxyNumberId: string): void {
-    this.load.set(proxyNumberId, (this.load.get(proxyNumberId) ?? 0) + 1);
+    this.load.add(proxyNumberId);
   }
 
   refresh(): Promise<void> {
@@ -67,13 +67,69 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
     const { numbers, perNumber } = await this.repository.poolUsage();
     const usage = new Map<string, ProviderPoolUsage>();
     for (const n of numbers) usage.set(n.provider, { activeSessions: 0, pool: { total: n.total, enabled: n.enabled, inUse: 0 } });
-    const load = new Map<string, number>();
+    const loads: Array<[string, number]> = [];
     for (const row of perNumber) {
-      load.set(row.proxy_number_id, row.active);
+      loads.push([row.proxy_number_id, row.active]);
       const entry = usage.get(row.provider) ?? { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
       usage.set(row.provider, { activeSessions: entry.activeSessions + row.active, pool: { ...entry.pool, inUse: entry.pool.inUse + 1 } });
     }
     this.usage = usage;
-    this.load = load;
+    this.load = new LoadOrder(loads);
+  }
+}
+
+/**
+ * Sessions per proxy number id, kept in the order the allocator asks for: least loaded first, equal loads
+ * in the order the ids were first counted (what a stable sort of a Map's entries by load gives). A
+ * reservation moves one id by one place in load instead of sorting every id on every create.
+ */
+export class LoadOrder {
+  /** Ids by (load, first counted). */
+  private readonly order: string[];
+  private readonly entries = new Map<string, { load: number; seq: number }>();
+  private nextSeq = 0;
+
+  /** Starts from a read of the database: each id once, with its sessions. */
+  constructor(loads: Iterable<readonly [string, number]> = []) {
+    for (const [id, load] of loads) {
+      const known = this.entries.get(id);
+      if (known) known.load = load;
+      else this.entries.set(id, { load, seq: this.nextSeq++ });
+    }
+    this.order = [...this.entries.keys()];
+    // Sorted once here; stable, so equal loads keep the order of the read.
+    this.order.sort((a, b) => this.entries.get(a)!.load - this.entries.get(b)!.load);
+  }
+
+  /** One more session on `id`: it moves to its new place (a new id comes last among the ones with its load). */
+  add(id: string): void {
+    let entry = this.entries.get(id);
+    if (entry) this.order.splice(this.indexOf(entry), 1);
+    else this.entries.set(id, (entry = { load: 0, seq: this.nextSeq++ }));
+    entry.load += 1;
+    this.order.splice(this.insertionPoint(entry), 0, id);
+  }
+
+  /** The ids, least loaded first: a copy, as the caller hands it on. */
+  ids(): string[] {
+    return this.order.slice();
+  }
+
+  /** Where `entry` is in the order (it is there). */
+  private indexOf(entry: { load: number; seq: number }): number {
+    return this.insertionPoint(entry) - 1;
+  }
+
+  /** The first index whose entry sorts after `entry`. */
+  private insertionPoint(entry: { load: number; seq: number }): number {
+    let low = 0;
+    let high = this.order.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const other = this.entries.get(this.order[mid])!;
+      if (other.load < entry.load || (other.load === entry.load && other.seq <= entry.seq)) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 }

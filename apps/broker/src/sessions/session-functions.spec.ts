@@ -109,6 +109,41 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     expect(await urls(nowhere.id)).toEqual([]);
   });
 
+  // Migration ActivateSessionWakeAfterCommit: no NOTIFY inside the activation's transaction.
+  it('wakes the delivery workers with a NOTIFY of its own after the activation, only when a delivery was recorded', async () => {
+    const listener = new Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(`${n.channel} ${n.payload}`));
+    await listener.query('LISTEN webhook_delivery');
+    try {
+      // The function alone records the delivery, says where to, and notifies nobody.
+      const quiet = await reserve(dataSource, input(ACCOUNT, 'https://quiet.example/hook'));
+      const { params } = outbox.sessionEventParameters(sessionCreated(quiet));
+      const rows = (await dataSource.query(
+        'SELECT * FROM broker_activate_session_wake_after($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+        [quiet.id, quiet.bindingId, ...params],
+      )) as unknown[];
+      expect(rows).toEqual([{ changed: true, delivery_url: 'https://quiet.example/hook' }]);
+      expect(
+        await count(
+          `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.session_id = $1`,
+          quiet.id,
+        ),
+      ).toBe(1);
+      // Nowhere to deliver: nothing to wake.
+      const nowhere = await reserve(dataSource, input(BARE_ACCOUNT));
+      expect(await activateWithEvent(dataSource, outbox, nowhere, sessionCreated(nowhere))).toBe(true);
+      const woken = await reserve(dataSource, input(ACCOUNT, 'https://woken.example/hook'));
+      expect(await activateWithEvent(dataSource, outbox, woken, sessionCreated(woken))).toBe(true);
+      // Notifications arrive in commit order: once the last one is here, any earlier one would be too.
+      for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(heard).toEqual(['webhook_delivery https://woken.example/hook']);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('keeps neither the activation nor the event when the statement fails', async () => {
     const session = await reserve(dataSource, input(ACCOUNT, 'https://own.example/hook'));
     // An event for an account that does not exist: its foreign key fails the whole statement.
@@ -116,6 +151,43 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     await expect(activateWithEvent(dataSource, outbox, session, orphan)).rejects.toThrow(/foreign key/);
     expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1 AND status = 'pending'`, session.id)).toBe(1);
     expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1`, session.id)).toBe(0);
+  });
+
+  // Migration ReserveFirstFreeNumber: the numbers are put in order first and the first one free is taken.
+  it('takes the first number free for both participants: dedicated to the account, then unranked, then in load order, then by number', async () => {
+    const ids: Record<string, string> = {};
+    for (const n of ['1', '2', '3', '4', '5']) {
+      const [row] = (await dataSource.query(`INSERT INTO proxy_numbers (provider, number) VALUES ('order', $1) RETURNING id`, [
+        `+23481000000${n}`,
+      ])) as Array<{ id: string }>;
+      ids[n] = row.id;
+    }
+    await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [ACCOUNT, ids['5']]);
+    await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [BARE_ACCOUNT, ids['4']]);
+    const repository = new SessionReservationRepository(dataSource);
+    const taken = async (participants: [string, string]) => {
+      const result = await repository.reserve({
+        ...input(),
+        provider: 'order',
+        participants,
+        sortedNumbers: [...participants].sort(),
+        loadOrder: [ids['3'], ids['2']],
+        participantLimit: 10,
+      });
+      return result.reserved && Object.entries(ids).find(([, id]) => id === result.reserved!.proxyNumberId)![0];
+    };
+    const a = '+2348031111111';
+    // 5 is this account's own; 4 is another account's and never taken; 1 is in no load order, so before 3 and 2.
+    expect(await taken([a, '+2348032222221'])).toBe('5');
+    expect(await taken([a, '+2348032222222'])).toBe('1');
+    expect(await taken(['+2348032222223', a])).toBe('3');
+    expect(await taken([a, '+2348032222224'])).toBe('2');
+    expect(await taken([a, '+2348032222225'])).toBeNull();
+    // A pair whose second participant holds the first numbers in order gets the next one.
+    const b = '+2348033333331';
+    expect(await taken([b, '+2348033333332'])).toBe('5');
+    expect(await taken(['+2348033333333', b])).toBe('1');
+    expect(await taken(['+2348032222221', '+2348033333334'])).toBe('1');
   });
 
   it('reserves and activates on a fresh connection without reading the growing tables sequentially, after they were analyzed nearly empty', async () => {

@@ -9,6 +9,7 @@ import { DataSource, Not, type EntityManager } from 'typeorm';
 import { preparedStatement, runPrepared } from '@app/database';
 import type { PageCursor } from '../common/pagination/page-cursor';
 import { EventOutbox, type Queryable, type SessionEventInput } from '../notifications';
+import { DELIVERY_CHANNEL } from '../notifications/delivery/delivery-store';
 import { Session, type SessionStatus } from './session.entity';
 
 export type SessionListStatus = 'active' | 'closed' | 'expired';
@@ -65,14 +66,25 @@ export abstract class SessionRepository {
 }
 
 /**
- * The activation and its event in one statement, `broker_activate_session` (migration ActivateSessionFunction),
- * parsed and planned once per connection: one round trip, atomic without an explicit transaction. The event's
- * values are the outbox's. Exported for the benchmark, which runs the broker's own statements without the app.
+ * The activation and its event in one statement, `broker_activate_session_wake_after` (migrations
+ * ActivateSessionFunction, ActivateSessionWakeAfterCommit), parsed and planned once per connection: one round
+ * trip, atomic without an explicit transaction. The event's values are the outbox's. Exported for the
+ * benchmark, which runs the broker's own statements without the app.
+ *
+ * When it recorded a delivery, the delivery workers (this replica's and the others', through their LISTEN)
+ * are woken by a NOTIFY sent after the activation, as a statement of its own: a NOTIFY inside the activation
+ * would hold PostgreSQL's database-wide NOTIFY lock through the activation's WAL flush, so creates with a
+ * callback would commit one at a time (ActivateSessionWakeAfterCommit). That NOTIFY's transaction writes no
+ * WAL and so waits for no flush. Should it fail, the delivery is committed all the same and the workers'
+ * poll sends it, as after a NOTIFY missed while a replica's LISTEN connection was down.
  */
 const ACTIVATE = preparedStatement(
   'session.activate',
-  `/* session.activate */ SELECT broker_activate_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS changed`,
+  `/* session.activate */ SELECT a.changed, a.delivery_url
+     FROM broker_activate_session_wake_after($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS a`,
 );
+
+const WAKE_DELIVERY_WORKERS = preparedStatement('delivery.wake', `/* delivery.wake */ SELECT pg_notify($1, $2)`);
 
 export async function activateWithEvent(
   runner: Queryable,
@@ -81,8 +93,16 @@ export async function activateWithEvent(
   event: SessionEventInput,
 ): Promise<boolean> {
   const { params } = outbox.sessionEventParameters(event);
-  const rows = await runPrepared<Array<{ changed: boolean }>>(runner, ACTIVATE, [session.id, session.bindingId, ...params]);
-  return rows[0].changed;
+  const rows = await runPrepared<Array<{ changed: boolean; delivery_url: string | null }>>(runner, ACTIVATE, [
+    session.id,
+    session.bindingId,
+    ...params,
+  ]);
+  const [{ changed, delivery_url: deliveryUrl }] = rows;
+  if (changed && deliveryUrl !== null) {
+    await runPrepared(runner, WAKE_DELIVERY_WORKERS, [DELIVERY_CHANNEL, deliveryUrl]).catch(() => undefined);
+  }
+  return changed;
 }
 
 @Injectable()

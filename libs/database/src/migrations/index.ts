@@ -11,6 +11,8 @@ import { DestinationNotify1796090000000 } from './1796090000000-DestinationNotif
 import { ParticipantSlotBackfill1796093000000 } from './1796093000000-ParticipantSlotBackfill';
 import { ActivateSessionFunction1796097000000 } from './1796097000000-ActivateSessionFunction';
 import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSessionFunction';
+import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
+import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -27,4 +29,6 @@ export const MIGRATIONS: Function[] = [
   ParticipantSlotBackfill1796093000000,
   ReserveSessionFunction1796096000000,
   ActivateSessionFunction1796097000000,
+  ReserveFirstFreeNumber1796100000000,
+  ActivateSessionWakeAfterCommit1796101000000,
 ];

@@ -56,6 +56,16 @@ export function unstorableTextAt(value: unknown, root = ''): string | undefined 
 
 /** The one validation pipe: DTOs are whitelists, unknown fields are errors, values are transformed. */
 class BrokerValidationPipe extends ValidationPipe {
+  /**
+   * The nested-binary check's rules per DTO class, kept for the pipe's life instead of one request: the
+   * decorators' metadata is fixed once the classes are loaded, and the pipe's groups never change.
+   */
+  private readonly nestedRules = new Map<unknown, unknown[]>();
+
+  protected override findNestedBinaryValues(object: unknown, metadataCache: Map<unknown, unknown[]> = this.nestedRules): ValidationError[] {
+    return super.findNestedBinaryValues(object, metadataCache);
+  }
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if ((metadata.type === 'body' || metadata.type === 'query') && nestsDeeperThan(value, MAX_BODY_DEPTH)) {
       throw new ValidationProblem([{ field: metadata.type, message: `nests deeper than ${MAX_BODY_DEPTH} levels` }]);

@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import { LoadOrder } from './pool-usage';
+
+/** What the allocator was given before: a Map's entries sorted by load (stable: equal loads in insertion order). */
+class SortedMapReference {
+  private readonly load = new Map<string, number>();
+
+  constructor(loads: Array<[string, number]>) {
+    for (const [id, load] of loads) this.load.set(id, load);
+  }
+
+  add(id: string): void {
+    this.load.set(id, (this.load.get(id) ?? 0) + 1);
+  }
+
+  ids(): string[] {
+    return [...this.load.entries()].sort((a, b) => a[1] - b[1]).map(([id]) => id);
+  }
+}
+
+describe('LoadOrder', () => {
+  it('orders least loaded first, equal loads in the order first counted', () => {
+    const order = new LoadOrder([
+      ['a', 2],
+      ['b', 1],
+      ['c', 2],
+      ['d', 0],
+    ]);
+    expect(order.ids()).toEqual(['d', 'b', 'a', 'c']);
+    order.add('b');
+    expect(order.ids()).toEqual(['d', 'a', 'b', 'c']);
+    order.add('e');
+    expect(order.ids()).toEqual(['d', 'e', 'a', 'b', 'c']);
+    order.add('d');
+    expect(order.ids()).toEqual(['d', 'e', 'a', 'b', 'c']);
+    order.add('d');
+    expect(order.ids()).toEqual(['e', 'a', 'b', 'c', 'd']);
+  });
+
+  it('hands out a copy: a later reservation does not reorder what a create already took', () => {
+    const order = new LoadOrder([
+      ['a', 0],
+      ['b', 0],
+    ]);
+    const taken = order.ids();
+    order.add('a');
+    expect(taken).toEqual(['a', 'b']);
+    expect(order.ids()).toEqual(['b', 'a']);
+  });
+
+  it('gives, after any read and reservations, the order a sort of every count gives', () => {
+    const id = fc.constantFrom(...'abcdefghijklmnop'.split(''));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(id, fc.nat(6))), fc.array(id, { maxLength: 60 }), (read, reservations) => {
+        const order = new LoadOrder(read);
+        const reference = new SortedMapReference(read);
+        expect(order.ids()).toEqual(reference.ids());
+        for (const reserved of reservations) {
+          order.add(reserved);
+          reference.add(reserved);
+          expect(order.ids()).toEqual(reference.ids());
+        }
+      }),
+      { seed: 19, numRuns: 500 },
+    );
+  });
+});
