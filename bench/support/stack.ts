@@ -146,9 +146,14 @@ export interface SimulatorProcess extends ChildHandle {
   url: string;
 }
 
-export async function startSimulatorProcess(brokerUrl = 'http://127.0.0.1:9'): Promise<SimulatorProcess> {
+/** The simulator as a process of its own; `main` runs another build's entry point, `nodeArgs` adds Node flags (a profiler). */
+export async function startSimulatorProcess(
+  brokerUrl = 'http://127.0.0.1:9',
+  options: { nodeArgs?: string[]; main?: string } = {},
+): Promise<SimulatorProcess> {
   const port = await freePort();
-  const handle = spawnNode(SIM_MAIN, { SIM_PORT: String(port), BROKER_URL: brokerUrl, SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET });
+  const env = { SIM_PORT: String(port), BROKER_URL: brokerUrl, SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET };
+  const handle = spawnNode(options.main ?? SIM_MAIN, env, options.nodeArgs);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('simulator listening', async () => {
     if (!handle.running()) throw new Error(`simulator exited: ${handle.output()}`);

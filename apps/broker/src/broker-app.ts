@@ -3,9 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { PrototypedExpressAdapter } from '@app/http';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
-import { PrototypedExpressAdapter } from './common/http/express-adapter';
 import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Nest's Express adapter, with one change: the HTTP server builds each request and response with
- * Express's prototypes (`app.request`, `app.response`) already in place.
+ * Nest's Express adapter, for the broker and the simulator, with one change: the HTTP server builds
+ * each request and response with Express's prototypes (`app.request`, `app.response`) already in place.
  *
  * Why: Express 5 changes the prototype of every request and response it handles
  * (`Object.setPrototypeOf(req, app.request)` in `app.handle`), and V8 keeps an object whose prototype
@@ -12,8 +12,8 @@
  * Express's own call then changes nothing).
  *
  * Node's `http.createServer({ IncomingMessage, ServerResponse }, listener)` takes the two classes;
- * Nest's adapter does not pass options, so `initHttpServer` is Nest's own for the options this broker
- * uses (`forceCloseConnections`), and Nest's unchanged for the others (HTTPS, `return503OnClosing`).
+ * Nest's adapter does not pass options, so `initHttpServer` is Nest's own for the options these apps
+ * use (`forceCloseConnections`), and Nest's unchanged for the others (HTTPS, `return503OnClosing`).
  */
 import { IncomingMessage, ServerResponse, createServer } from 'node:http';
 import type { NestApplicationOptions } from '@nestjs/common';

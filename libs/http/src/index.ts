@@ -1,0 +1,1 @@
+export { PrototypedExpressAdapter, withPrototype } from './express-adapter';
