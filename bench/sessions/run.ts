@@ -57,7 +57,7 @@ import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
-import { cpuMeter, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
+import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
 import { epochMs, lineUp, postgresLogSettings, readServerLog, RequestTimeline } from '../support/postgres-log';
 import { mean, median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
 
@@ -471,6 +471,9 @@ async function main(): Promise<void> {
     const halfRate = Math.max(1, Math.round(brokerMax / 2));
     // Open loop, evenly spaced: the latency a client sees at half the capacity, not in bursts.
     const halfBefore = await scrape(broker.url);
+    // What the rest of the machine used meanwhile (its busy CPU less the stack's four processes): a noisy run shows here.
+    const halfStack = meter();
+    const halfMachineBefore = machineBusyMs();
     const halfStarted = nowMs();
     const half = await paced({
       url: broker.url,
@@ -482,6 +485,8 @@ async function main(): Promise<void> {
       amount: Math.min(AMOUNT, halfRate * 20),
     });
     const halfSeconds = (nowMs() - halfStarted) / 1000;
+    const halfStackMs = Object.values(halfStack(1)).reduce((sum, ms) => sum + ms, 0);
+    const halfRestOfMachine = Math.max(0, machineBusyMs() - halfMachineBefore - halfStackMs) / halfSeconds;
     for (const r of half) timeline.add('halfMaxRate', epochMs(r.sentAt), epochMs(r.endedAt));
     const halfSeen = phaseReport(halfBefore, await scrape(broker.url), half.length);
     const quiet = await bursts(halfRate, [{ name: 'broker', url: broker.url }]);
@@ -565,6 +570,7 @@ async function main(): Promise<void> {
             p99Ms: round(halfP99, 2),
             p99VsMaxRateP99: ratio(halfP99, brokerP99),
             p99VsOwnP50: ratio(halfP99, halfP50),
+            restOfMachineCpuMsPerSecond: round(halfRestOfMachine),
             seenByBroker: halfSeen,
           },
           quietBursts: quiet,

@@ -34,6 +34,16 @@ export function postgresCpuMs(postmaster: number): number {
   return processCpuMs(postmaster, true) + children.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
+/** The whole machine's busy CPU ms so far, all cores (/proc/stat: user, nice, system, irq, softirq); 0 without /proc. */
+export function machineBusyMs(): number {
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 /** This process's CPU ms so far. */
 export function ownCpuMs(): number {
   const used = process.cpuUsage();
