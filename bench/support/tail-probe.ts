@@ -7,12 +7,16 @@
  * a warm-up, a max-rate phase (autocannon, `--connections`, `--amount` creates: creates/s), then creates
  * paced evenly at `--rate` (default half the first variant's max) for `--seconds`, each with an
  * `x-tail-seq` header. While it runs, every 50 ms: the run-queue wait (`/proc/<pid>/task/<tid>/schedstat`,
- * nanoseconds spent runnable but not running) of the broker, the simulator, PostgreSQL's processes and
- * this load generator, and `/proc/pressure/cpu` (machine-wide). Waits do not depend on how fast the CPU
- * is; they say who was kept off the cores.
+ * nanoseconds spent runnable but not running) of the broker, the simulator, PostgreSQL's processes (autovacuum
+ * workers apart, re-listed every tick) and this load generator, and `/proc/pressure/cpu` (machine-wide). Waits do
+ * not depend on how fast the CPU is; they say who was kept off the cores. PostgreSQL runs with the bench's log
+ * settings; each slow request is matched with the autovacuum runs (their elapsed time from the log), checkpoints
+ * and slow statements overlapping it, and with how late the load generator sent it (`lateMs`).
  *
- * Variants: `--pools=20,8` (DATABASE_POOL_SIZE), in rounds `--rounds` with the order alternating.
- * Usage: node dist/bench/bench/support/tail-probe.js [--pools=20,8 --rounds=2 --seconds=20 --rate=N --wait-quiet=300 --tick-ms=20]
+ * Variants (`--variants=this,pool=8,against,env:NAME=VALUE,sql:avoff`, tokens joined by `+`, see `parseVariant`;
+ * `--pools=20,8` is `--variants=pool=20,pool=8`), in rounds `--rounds` with the order alternating.
+ * `--pulse=analyze|vacuum`: a statement of the probe's own beside the load, against a `SELECT 1` control (`PULSES`).
+ * Usage: node dist/bench/bench/support/tail-probe.js [--variants=this,against --against=DIR --rounds=2 --seconds=20 --rate=N --wait-quiet=300 --tick-ms=20]
  * `--gc-only`: the broker records only its collections (no 1 ms timer, no per-request records), close to the broker as it runs.
  * Prints one JSON object; `--raw=FILE` also writes every slow request's record there.
  */
