@@ -60,8 +60,10 @@ export class DeliveryWakes {
 }
 
 /**
- * Runs `work` in one transaction of `dataSource`, then, once it has committed, wakes the workers for the
- * deliveries it recorded in `wakes`. A transaction that fails wakes nobody (its deliveries do not exist).
+ * Runs `work` in one transaction of `dataSource` (as `dataSource.transaction` does), then, once it has
+ * committed, wakes the workers for the deliveries it recorded in `wakes`, on the same connection before it
+ * goes back to the pool (so the wake never queues for another one). A transaction that fails wakes nobody
+ * (its deliveries do not exist).
  */
 export async function transactionThenWake<T>(
   dataSource: DataSource,
@@ -69,9 +71,23 @@ export async function transactionThenWake<T>(
   work: (manager: EntityManager, wakes: DeliveryWakes) => Promise<T>,
 ): Promise<T> {
   const wakes = new DeliveryWakes();
-  const result = await dataSource.transaction((manager) => work(manager, wakes));
-  await wakes.send(dataSource, warn);
-  return result;
+  const runner = dataSource.createQueryRunner();
+  try {
+    let result: T;
+    try {
+      await runner.startTransaction();
+      result = await work(runner.manager, wakes);
+      await runner.commitTransaction();
+    } catch (error) {
+      // As dataSource.transaction: the error that failed the work is the one thrown, whatever the rollback does.
+      await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    }
+    await wakes.send(runner, warn);
+    return result;
+  } finally {
+    await runner.release();
+  }
 }
 
 function hostOf(url: string): string {
