@@ -2,10 +2,10 @@ import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
 import { PrototypedExpressAdapter } from '@app/http';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
+import { AppLogger } from './logging/app-logger';
 import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**
@@ -21,7 +21,7 @@ export async function createBrokerApp(config: BrokerConfig, databaseUrl: string)
     // On close, idle keep-alive and streaming connections are cut rather than waited for.
     forceCloseConnections: true,
   });
-  app.useLogger(new BootQuietLogger(app.get(Logger)));
+  app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
   limitSlowClients(app.getHttpServer() as Server, config);
 
