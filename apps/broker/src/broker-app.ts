@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { PrototypedExpressAdapter } from '@app/http';
 import { AppModule } from './app.module';
@@ -10,17 +11,25 @@ import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**
  * Builds the broker's HTTP app (not yet listening): used by `main.ts` and by the end-to-end
- * tests, so both run exactly the same pipeline.
+ * tests, so both run exactly the same pipeline. `logDestination` replaces stdout (tests read the log).
  */
-export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new PrototypedExpressAdapter(), {
-    bufferLogs: true,
-    // Bodies are read after authentication, by the guards (common/http/request-body.ts).
-    bodyParser: false,
-    abortOnError: false,
-    // On close, idle keep-alive and streaming connections are cut rather than waited for.
-    forceCloseConnections: true,
-  });
+export async function createBrokerApp(
+  config: BrokerConfig,
+  databaseUrl: string,
+  logDestination?: DestinationStream,
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, databaseUrl, logDestination),
+    new PrototypedExpressAdapter(),
+    {
+      bufferLogs: true,
+      // Bodies are read after authentication, by the guards (common/http/request-body.ts).
+      bodyParser: false,
+      abortOnError: false,
+      // On close, idle keep-alive and streaming connections are cut rather than waited for.
+      forceCloseConnections: true,
+    },
+  );
   app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
   limitSlowClients(app.getHttpServer() as Server, config);
