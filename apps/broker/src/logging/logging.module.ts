@@ -56,7 +56,7 @@ export class LoggingModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    // The same routes nestjs-pino logged: every path, any method, 404s included.
+    // Every path, any method, 404s included (the routes nestjs-pino's LoggerModule used to log).
     consumer.apply(this.httpLogger).forRoutes({ path: '{/*splat}', method: RequestMethod.ALL });
   }
 }
