@@ -41,10 +41,7 @@ export class LoggingModule implements NestModule {
       customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
         err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     };
-    const httpLogger =
-      config.logFormat === 'pretty'
-        ? pinoHttp(options, prettyStream(destination as NodeJS.WritableStream | undefined))
-        : pinoHttp(options, destination);
+    const httpLogger = config.logFormat === 'pretty' ? pinoHttp(options, prettyStream(destination)) : pinoHttp(options, destination);
     return {
       module: LoggingModule,
       providers: [
