@@ -8,7 +8,7 @@ import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase, WebhookReceiver, type Answer } from '@app/testing';
 import { ENTITIES } from '../apps/broker/src/database/entities';
-import { EventOutbox } from '../apps/broker/src/notifications';
+import { EventOutbox, transactionThenWake } from '../apps/broker/src/notifications';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 import { TEST_WEBHOOK_SECRET } from './support/broker-harness';
 
@@ -67,14 +67,17 @@ describe('webhook delivery across a crash', () => {
     const recordEvents = async (count: number): Promise<string[]> => {
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
-        const { eventId } = await dataSource.transaction((manager) =>
-          outbox.record(manager, {
-            type: 'session.created',
-            accountId,
-            sessionId: '6f1d2c3b-4a59-4867-9f8e-7d6c5b4a3921',
-            callbackUrl: null,
-            data: { i },
-          }),
+        const { eventId } = await transactionThenWake(
+          dataSource,
+          (message) => {
+            throw new Error(message);
+          },
+          (manager, wakes) =>
+            outbox.record(
+              manager,
+              { type: 'session.created', accountId, sessionId: '6f1d2c3b-4a59-4867-9f8e-7d6c5b4a3921', callbackUrl: null, data: { i } },
+              wakes,
+            ),
         );
         ids.push(eventId);
       }

@@ -147,7 +147,8 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
   } as unknown as Session;
   // As TypeORM's `query` answers: the rows.
   const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };
-  if (!(await activateWithEvent(runner, outbox, session, sessionCreated(session)))) throw new Error('activation changed nothing');
+  if (!(await activateWithEvent(runner, outbox, session, sessionCreated(session), (message) => console.warn(message))))
+    throw new Error('activation changed nothing');
 }
 
 interface Phase {

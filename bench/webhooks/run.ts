@@ -32,7 +32,7 @@ import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
 import { ListenClient } from '../../apps/broker/src/database/listen-client';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
-import { EventOutbox } from '../../apps/broker/src/notifications';
+import { EventOutbox, transactionThenWake } from '../../apps/broker/src/notifications';
 import { DeliveryStore } from '../../apps/broker/src/notifications/delivery/delivery-store';
 import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
 import { DeliveryWorkerService } from '../../apps/broker/src/notifications/delivery/delivery-worker.service';
@@ -165,14 +165,21 @@ class Broker {
     await Promise.all(
       Array.from({ length: producers }, async () => {
         while (left-- > 0) {
-          await this.dataSource.transaction((manager) =>
-            this.outbox.record(manager, {
-              type: 'message.relayed',
-              accountId,
-              sessionId: randomUUID(),
-              callbackUrl: null,
-              data: { ...DATA, interactionId: randomUUID() },
-            }),
+          await transactionThenWake(
+            this.dataSource,
+            (message) => console.warn(message),
+            (manager, wakes) =>
+              this.outbox.record(
+                manager,
+                {
+                  type: 'message.relayed',
+                  accountId,
+                  sessionId: randomUUID(),
+                  callbackUrl: null,
+                  data: { ...DATA, interactionId: randomUUID() },
+                },
+                wakes,
+              ),
           );
         }
       }),

@@ -8,6 +8,7 @@ export {
   type RecordedEvent,
   type SessionEventInput,
 } from './events/event-outbox';
+export { DeliveryWakes, transactionThenWake, type WakeWarning } from './events/delivery-wakes';
 export { CallbackUrlValidator } from './targets/callback-url-validator';
 export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
 export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';

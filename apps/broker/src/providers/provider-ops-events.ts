@@ -1,29 +1,43 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { EventOutbox } from '../notifications';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DeliveryWakes, EventOutbox } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 
-/** Each persisted breaker transition becomes a `provider.state_changed` webhook to OPS_WEBHOOK_URL, in the same transaction. */
+/**
+ * Each persisted breaker transition becomes a `provider.state_changed` webhook to OPS_WEBHOOK_URL, in the same
+ * transaction; the delivery workers are woken once it has committed.
+ */
 @Injectable()
 export class ProviderOpsEvents implements OnModuleInit {
+  private readonly logger = new Logger(ProviderOpsEvents.name);
+
   constructor(
     private readonly store: BreakerStateStore,
     private readonly outbox: EventOutbox,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
     this.store.onTransition(async (provider, transition, manager) => {
-      await this.outbox.recordOps(manager, {
-        type: 'provider.state_changed',
-        data: {
-          provider,
-          from: transition.from,
-          to: transition.to,
-          reason: transition.reason,
-          lastError: transition.lastError,
-          at: new Date(transition.at).toISOString(),
+      const wakes = new DeliveryWakes();
+      await this.outbox.recordOps(
+        manager,
+        {
+          type: 'provider.state_changed',
+          data: {
+            provider,
+            from: transition.from,
+            to: transition.to,
+            reason: transition.reason,
+            lastError: transition.lastError,
+            at: new Date(transition.at).toISOString(),
+          },
+          receivedAt: new Date(transition.at),
         },
-        receivedAt: new Date(transition.at),
-      });
+        wakes,
+      );
+      return () => wakes.send(this.dataSource, (message) => this.logger.warn(message));
     });
   }
 }

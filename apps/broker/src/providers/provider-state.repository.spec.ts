@@ -76,6 +76,29 @@ describe('ProviderStateRepository: the breaker lease', () => {
     expect(await repository.saveSnapshot('primary', snapshot, { holder: 'b', epoch: 2 }, '{}')).toBe(false);
   });
 
+  // Issue #19: the ops webhook's wake of the delivery workers goes out after the transition's commit.
+  it('runs what a hook leaves for after the commit once the transition has committed, and none of it when the write fails', async () => {
+    const { transition, snapshot } = open();
+    const committed = async (reason: string) =>
+      // The pool's other connection: it sees only what has committed.
+      (
+        (await dataSource.query('SELECT count(*)::int AS n FROM breaker_transitions WHERE reason = $1', [reason])) as Array<{ n: number }>
+      )[0].n;
+    const seen: number[] = [];
+    const leaveCheck = (reason: string) => async () => async () => void seen.push(await committed(reason));
+    expect(await repository.saveTransition('after', { ...transition, reason: 'r1' }, snapshot, null, '{}', [leaveCheck('r1')])).toBe(true);
+    expect(seen).toEqual([1]);
+
+    const failing = async (): Promise<void> => {
+      throw new Error('the ops event could not be written');
+    };
+    await expect(
+      repository.saveTransition('after', { ...transition, reason: 'r2' }, snapshot, null, '{}', [leaveCheck('r2'), failing]),
+    ).rejects.toThrow('could not be written');
+    expect(seen).toEqual([1]);
+    expect(await committed('r2')).toBe(0);
+  });
+
   it('holds a takeover back until a write under the current fence has committed', async () => {
     await repository.releaseLease(BREAKER_LEASE, 'a');
     const { epoch, holder } = await repository.claimLease(BREAKER_LEASE, 'c', 1_500);

@@ -41,7 +41,15 @@ export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
 /** The lease of the replica that runs health checks and decides every provider's breaker. */
 export const BREAKER_LEASE = 'breaker-leader';
 
-export type TransitionHook = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<void>;
+/**
+ * Writes with a transition in its transaction (`manager`); what it returns, if anything, runs once that
+ * transaction has committed (the ops webhook's wake of the delivery workers).
+ */
+export type TransitionHook = (
+  provider: string,
+  transition: BreakerTransition,
+  manager: EntityManager,
+) => Promise<(() => Promise<void>) | void>;
 
 @Injectable()
 export class ProviderStateRepository {
@@ -58,8 +66,9 @@ export class ProviderStateRepository {
   }
 
   /**
-   * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction; with a
-   * fence, nothing is written (false) unless the fence still holds the lease.
+   * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction, then what the
+   * hooks left to do after its commit; with a fence, nothing is written (false) unless the fence still holds
+   * the lease.
    */
   async saveTransition(
     provider: string,
@@ -69,7 +78,8 @@ export class ProviderStateRepository {
     notice: string,
     hooks: readonly TransitionHook[],
   ): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    const afterCommit: Array<() => Promise<void>> = [];
+    const written = await this.dataSource.transaction(async (manager) => {
       if (fence && !(await holdsLease(manager, fence))) return false;
       await manager.getRepository(BreakerTransitionRecord).insert({
         provider,
@@ -80,10 +90,15 @@ export class ProviderStateRepository {
         at: new Date(transition.at),
       });
       await upsertSnapshot(manager, provider, snapshot);
-      for (const hook of hooks) await hook(provider, transition, manager);
+      for (const hook of hooks) {
+        const then = await hook(provider, transition, manager);
+        if (then) afterCommit.push(then);
+      }
       await notify(manager, notice);
       return true;
     });
+    for (const then of afterCommit) await then();
+    return written;
   }
 
   /** The leader's snapshot between transitions (a health check's count), fenced and announced. */

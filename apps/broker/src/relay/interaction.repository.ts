@@ -2,10 +2,10 @@
  * The SQL of relayed calls and messages (interactions). An SMS relay's interaction is its durable outbox
  * row; a change to an interaction and the event it causes are written in one transaction (`transaction`).
  */
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
-import { EventOutbox, type SessionEventInput } from '../notifications';
+import { DeliveryWakes, EventOutbox, transactionThenWake, type SessionEventInput, type WakeWarning } from '../notifications';
 import { Session } from '../sessions/session.entity';
 import { Interaction } from './interaction.entity';
 
@@ -40,7 +40,7 @@ export interface InteractionTransaction {
   update(id: string, change: InteractionChange): Promise<void>;
   /** The session the interaction belongs to. */
   sessionOf(interaction: Interaction): Promise<Session>;
-  /** Records an event in the outbox, in this transaction. */
+  /** Records an event in the outbox, in this transaction; the delivery workers are woken once it has committed. */
   record(event: SessionEventInput): Promise<void>;
 }
 
@@ -64,13 +64,18 @@ export abstract class InteractionRepository {
 
 @Injectable()
 export class PostgresInteractionRepository implements InteractionRepository {
+  private readonly logger = new Logger(PostgresInteractionRepository.name);
+  private readonly warn: WakeWarning = (message) => this.logger.warn(message);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: EventOutbox,
   ) {}
 
   transaction<T>(work: (tx: InteractionTransaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction((manager) => work(new PostgresInteractionTransaction(manager, this.outbox)));
+    return transactionThenWake(this.dataSource, this.warn, (manager, wakes) =>
+      work(new PostgresInteractionTransaction(manager, this.outbox, wakes)),
+    );
   }
 
   get(id: string): Promise<Interaction> {
@@ -132,6 +137,7 @@ class PostgresInteractionTransaction implements InteractionTransaction {
   constructor(
     private readonly manager: EntityManager,
     private readonly outbox: EventOutbox,
+    private readonly wakes: DeliveryWakes,
   ) {}
 
   lockByRef(provider: string, ref: string): Promise<Interaction | null> {
@@ -163,6 +169,6 @@ class PostgresInteractionTransaction implements InteractionTransaction {
   }
 
   async record(event: SessionEventInput): Promise<void> {
-    await this.outbox.record(this.manager, event);
+    await this.outbox.record(this.manager, event, this.wakes);
   }
 }

@@ -3,13 +3,19 @@
  * is the allocator's. A change and the event it causes are written together: `activate` in one statement,
  * the others in one transaction (`transaction`), so a committed change always has its event.
  */
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Not, type EntityManager } from 'typeorm';
 import { preparedStatement, runPrepared } from '@app/database';
 import type { PageCursor } from '../common/pagination/page-cursor';
-import { EventOutbox, type Queryable, type SessionEventInput } from '../notifications';
-import { DELIVERY_CHANNEL } from '../notifications/delivery/delivery-store';
+import {
+  DeliveryWakes,
+  EventOutbox,
+  transactionThenWake,
+  type Queryable,
+  type SessionEventInput,
+  type WakeWarning,
+} from '../notifications';
 import { Session, type SessionStatus } from './session.entity';
 
 export type SessionListStatus = 'active' | 'closed' | 'expired';
@@ -38,7 +44,7 @@ export interface SessionTransaction {
   lockExpired(limit: number): Promise<Session[]>;
   /** Writes each session's ended status and endedAt, and frees its participants for other sessions. */
   end(sessions: readonly Session[]): Promise<void>;
-  /** Records an event in the outbox, in this transaction. */
+  /** Records an event in the outbox, in this transaction; the delivery workers are woken once it has committed. */
   record(event: SessionEventInput): Promise<void>;
 }
 
@@ -72,11 +78,11 @@ export abstract class SessionRepository {
  * benchmark, which runs the broker's own statements without the app.
  *
  * When it recorded a delivery, the delivery workers (this replica's and the others', through their LISTEN)
- * are woken by a NOTIFY sent after the activation, as a statement of its own: a NOTIFY inside the activation
- * would hold PostgreSQL's database-wide NOTIFY lock through the activation's WAL flush, so creates with a
- * callback would commit one at a time (ActivateSessionWakeAfterCommit). That NOTIFY's transaction writes no
- * WAL and so waits for no flush. Should it fail, the delivery is committed all the same and the workers'
- * poll sends it, as after a NOTIFY missed while a replica's LISTEN connection was down.
+ * are woken by a NOTIFY sent after the activation, as a statement of its own (`DeliveryWakes`): a NOTIFY
+ * inside the activation would hold PostgreSQL's database-wide NOTIFY lock through the activation's WAL flush,
+ * so creates with a callback would commit one at a time (ActivateSessionWakeAfterCommit). Should it fail, it
+ * is told to `warn`, the delivery is committed all the same and the workers' poll sends it, as after a NOTIFY
+ * missed while a replica's LISTEN connection was down.
  */
 const ACTIVATE = preparedStatement(
   'session.activate',
@@ -84,13 +90,12 @@ const ACTIVATE = preparedStatement(
      FROM broker_activate_session_wake_after($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS a`,
 );
 
-const WAKE_DELIVERY_WORKERS = preparedStatement('delivery.wake', `/* delivery.wake */ SELECT pg_notify($1, $2)`);
-
 export async function activateWithEvent(
   runner: Queryable,
   outbox: EventOutbox,
   session: Session,
   event: SessionEventInput,
+  warn: WakeWarning,
 ): Promise<boolean> {
   const { params } = outbox.sessionEventParameters(event);
   const rows = await runPrepared<Array<{ changed: boolean; delivery_url: string | null }>>(runner, ACTIVATE, [
@@ -99,21 +104,28 @@ export async function activateWithEvent(
     ...params,
   ]);
   const [{ changed, delivery_url: deliveryUrl }] = rows;
-  if (changed && deliveryUrl !== null) {
-    await runPrepared(runner, WAKE_DELIVERY_WORKERS, [DELIVERY_CHANNEL, deliveryUrl]).catch(() => undefined);
+  if (changed) {
+    const wakes = new DeliveryWakes();
+    wakes.add(deliveryUrl);
+    await wakes.send(runner, warn);
   }
   return changed;
 }
 
 @Injectable()
 export class PostgresSessionRepository implements SessionRepository {
+  private readonly logger = new Logger(PostgresSessionRepository.name);
+  private readonly warn: WakeWarning = (message) => this.logger.warn(message);
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: EventOutbox,
   ) {}
 
   transaction<T>(work: (tx: SessionTransaction) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction((manager) => work(new PostgresSessionTransaction(manager, this.outbox)));
+    return transactionThenWake(this.dataSource, this.warn, (manager, wakes) =>
+      work(new PostgresSessionTransaction(manager, this.outbox, wakes)),
+    );
   }
 
   find(accountId: string, id: string): Promise<Session | null> {
@@ -144,7 +156,7 @@ export class PostgresSessionRepository implements SessionRepository {
   }
 
   activate(session: Session, event: SessionEventInput): Promise<boolean> {
-    return activateWithEvent(this.dataSource, this.outbox, session, event);
+    return activateWithEvent(this.dataSource, this.outbox, session, event, this.warn);
   }
 
   async markReleased(id: string): Promise<void> {
@@ -204,6 +216,7 @@ class PostgresSessionTransaction implements SessionTransaction {
   constructor(
     private readonly manager: EntityManager,
     private readonly outbox: EventOutbox,
+    private readonly wakes: DeliveryWakes,
   ) {}
 
   lock(accountId: string, id: string): Promise<Session | null> {
@@ -235,6 +248,6 @@ class PostgresSessionTransaction implements SessionTransaction {
   }
 
   async record(event: SessionEventInput): Promise<void> {
-    await this.outbox.record(this.manager, event);
+    await this.outbox.record(this.manager, event, this.wakes);
   }
 }

@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase, ManualClock, WebhookReceiver } f
 import { loadConfig } from '../../config';
 import { ENTITIES } from '../../database/entities';
 import { ListenClient } from '../../database/listen-client';
+import { transactionThenWake } from '../events/delivery-wakes';
 import { EventOutbox } from '../events/event-outbox';
 import { workerSettings, type NotificationSettings } from '../notification-settings';
 import { WebhookSecretRepository } from '../secrets/webhook-secret.repository';
@@ -24,6 +25,9 @@ const T0 = Date.UTC(2026, 6, 15, 12, 0, 0);
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 const quiet = { log: () => undefined, warn: () => undefined };
+const failOnWarning = (message: string) => {
+  throw new Error(message);
+};
 
 interface DeliveryRow {
   status: string;
@@ -115,8 +119,12 @@ describe('DeliveryWorker', () => {
     callbackUrl: string | null,
     data: Record<string, unknown> = {},
   ): Promise<{ eventId: string; deliveryId: string | null }> {
-    return dataSource.transaction((manager) =>
-      outbox.record(manager, { type: 'session.created', accountId, sessionId: '5d1e5f3c-1f7a-4b8e-9a51-0c6a1d1e2f30', callbackUrl, data }),
+    return transactionThenWake(dataSource, failOnWarning, (manager, wakes) =>
+      outbox.record(
+        manager,
+        { type: 'session.created', accountId, sessionId: '5d1e5f3c-1f7a-4b8e-9a51-0c6a1d1e2f30', callbackUrl, data },
+        wakes,
+      ),
     );
   }
 
@@ -161,14 +169,18 @@ describe('DeliveryWorker', () => {
     const none = await record(bare, null);
     expect(none.deliveryId).toBeNull();
     await expect(
-      dataSource.transaction(async (manager) => {
-        await outbox.record(manager, {
-          type: 'session.closed',
-          accountId: acct,
-          sessionId: '5d1e5f3c-1f7a-4b8e-9a51-0c6a1d1e2f30',
-          callbackUrl: null,
-          data: {},
-        });
+      transactionThenWake(dataSource, failOnWarning, async (manager, wakes) => {
+        await outbox.record(
+          manager,
+          {
+            type: 'session.closed',
+            accountId: acct,
+            sessionId: '5d1e5f3c-1f7a-4b8e-9a51-0c6a1d1e2f30',
+            callbackUrl: null,
+            data: {},
+          },
+          wakes,
+        );
         throw new Error('the session change failed');
       }),
     ).rejects.toThrow('the session change failed');
@@ -400,12 +412,12 @@ describe('DeliveryWorker', () => {
 
   it('sends provider.state_changed to OPS_WEBHOOK_URL, signed with OPS_WEBHOOK_SECRET', async () => {
     const transitionAt = new Date(T0 - 1_500);
-    const recorded = await dataSource.transaction((manager) =>
-      outbox.recordOps(manager, {
-        type: 'provider.state_changed',
-        data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' },
-        receivedAt: transitionAt,
-      }),
+    const recorded = await transactionThenWake(dataSource, failOnWarning, (manager, wakes) =>
+      outbox.recordOps(
+        manager,
+        { type: 'provider.state_changed', data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' }, receivedAt: transitionAt },
+        wakes,
+      ),
     );
     expect(recorded?.deliveryId).toBeTruthy();
     await run(worker());

@@ -1,14 +1,15 @@
 /**
  * The outbox: an event and its delivery are inserted by the caller's own transaction, so they exist exactly
- * when the change that caused them is committed. A NOTIFY (sent by PostgreSQL at commit) wakes the
- * delivery workers; nothing is sent from inside the transaction.
+ * when the change that caused them is committed. The delivery's URL is noted in the caller's `DeliveryWakes`,
+ * which wakes the delivery workers once that transaction has committed (delivery-wakes.ts: no NOTIFY inside
+ * the transaction); nothing is sent from inside the transaction.
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Clock } from '@app/clock';
-import { DELIVERY_CHANNEL } from '../delivery/delivery-store';
 import { webhookBody } from '../delivery/signed-request';
 import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';
+import type { DeliveryWakes } from './delivery-wakes';
 
 /** Largest webhook body sent (docs/webhooks.md#delivery-rules: 256 KB). */
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
@@ -40,6 +41,8 @@ export interface RecordedEvent {
   eventId: string;
   /** Null when there was nowhere to deliver it. */
   deliveryId: string | null;
+  /** Where it is delivered; null with deliveryId. */
+  url: string | null;
 }
 
 export class WebhookBodyTooLargeError extends RangeError {
@@ -56,7 +59,7 @@ const INSERT = `
     SELECT $8, $1, $2, $10, t.url, 'pending', 0, $7, $9, $7, $7 FROM target t WHERE t.url IS NOT NULL
     RETURNING url
   )
-  SELECT url, pg_notify('${DELIVERY_CHANNEL}', url) FROM dl`;
+  SELECT url FROM dl`;
 
 export class EventOutbox {
   constructor(
@@ -64,10 +67,24 @@ export class EventOutbox {
     private readonly settings: { giveUpAfterMs: number; opsWebhookUrl?: string },
   ) {}
 
-  /** Records a session event, and its delivery, in the caller's transaction (`manager`). */
-  async record(manager: EntityManager, event: SessionEventInput): Promise<RecordedEvent> {
+  /**
+   * Records a session event, and its delivery, in the caller's transaction (`manager`); the delivery's URL goes
+   * into `wakes`, which the caller sends once that transaction has committed (`transactionThenWake`).
+   */
+  async record(manager: EntityManager, event: SessionEventInput, wakes: DeliveryWakes): Promise<RecordedEvent> {
     if (!(SESSION_EVENT_TYPES as readonly string[]).includes(event.type)) throw new TypeError(`unknown session event type "${event.type}"`);
-    return this.insert(manager, event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
+    const recorded = await this.insert(
+      manager,
+      event.type,
+      event.accountId,
+      event.sessionId,
+      event.callbackUrl,
+      'account',
+      event.data,
+      event.receivedAt,
+    );
+    wakes.add(recorded.url);
+    return recorded;
   }
 
   /**
@@ -80,11 +97,16 @@ export class EventOutbox {
     return this.prepare(event.type, event.accountId, event.sessionId, event.callbackUrl, 'account', event.data, event.receivedAt);
   }
 
-  /** Records an ops event for OPS_WEBHOOK_URL; without that URL there is nobody to tell and nothing is stored. */
-  async recordOps(manager: EntityManager, event: OpsEventInput): Promise<RecordedEvent | null> {
+  /**
+   * Records an ops event for OPS_WEBHOOK_URL, its URL into `wakes` as `record` does; without that URL there is
+   * nobody to tell and nothing is stored.
+   */
+  async recordOps(manager: EntityManager, event: OpsEventInput, wakes: DeliveryWakes): Promise<RecordedEvent | null> {
     if (event.type !== 'provider.state_changed') throw new TypeError(`unknown ops event type "${String(event.type)}"`);
     if (!this.settings.opsWebhookUrl) return null;
-    return this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data, event.receivedAt);
+    const recorded = await this.insert(manager, event.type, null, null, this.settings.opsWebhookUrl, 'ops', event.data, event.receivedAt);
+    wakes.add(recorded.url);
+    return recorded;
   }
 
   private async insert(
@@ -99,7 +121,7 @@ export class EventOutbox {
   ): Promise<RecordedEvent> {
     const { params, eventId, deliveryId } = this.prepare(type, accountId, sessionId, callbackUrl, kind, eventData, receivedAt);
     const rows = (await manager.query(INSERT, params)) as Array<{ url: string }>;
-    return { eventId, deliveryId: rows.length > 0 ? deliveryId : null };
+    return rows.length > 0 ? { eventId, deliveryId, url: rows[0].url } : { eventId, deliveryId: null, url: null };
   }
 
   /** The ten parameters of an event and its delivery, the body's size checked. */
