@@ -88,7 +88,8 @@ export interface PacedOptions {
   url: string;
   path: string;
   method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
+  /** The same headers on every request, or each request's own from its sequence number (0, 1, …). */
+  headers?: Record<string, string> | ((seq: number) => Record<string, string>);
   body?: () => string;
   /** Requests per second, sent evenly spaced whatever the answers take (open loop). */
   rate: number;
@@ -102,6 +103,10 @@ export interface PacedOptions {
 }
 
 export interface PacedResult {
+  /** The request's sequence number: it left at start + seq / rate. */
+  seq: number;
+  /** How late the request left (ms after start + seq / rate): the load generator's own delay. */
+  lateMs: number;
   sentAt: number;
   endedAt: number;
   latencyMs: number;
@@ -126,7 +131,7 @@ export async function paced(options: PacedOptions): Promise<PacedResult[]> {
       const due = started + i * interval;
       const wait = due - nowMs();
       if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-      const one = send(pool, options).then((result) => {
+      const one = send(pool, options, i, due).then((result) => {
         results.push(result);
         options.onResult?.(result);
       });
@@ -140,22 +145,31 @@ export async function paced(options: PacedOptions): Promise<PacedResult[]> {
   return results;
 }
 
-async function send(pool: Pool, options: PacedOptions): Promise<PacedResult> {
+async function send(pool: Pool, options: PacedOptions, seq: number, due: number): Promise<PacedResult> {
   const sentAt = nowMs();
+  const lateMs = Math.max(0, sentAt - due);
   try {
     const res = await pool.request({
       path: options.path,
       method: options.method ?? 'GET',
-      headers: options.headers,
+      headers: typeof options.headers === 'function' ? options.headers(seq) : options.headers,
       body: options.body?.(),
       headersTimeout: options.timeoutMs ?? 30_000,
       bodyTimeout: options.timeoutMs ?? 30_000,
     });
     const body = await res.body.text();
     const endedAt = nowMs();
-    return { sentAt, endedAt, latencyMs: endedAt - sentAt, status: res.statusCode, body };
+    return { seq, lateMs, sentAt, endedAt, latencyMs: endedAt - sentAt, status: res.statusCode, body };
   } catch (error) {
     const endedAt = nowMs();
-    return { sentAt, endedAt, latencyMs: endedAt - sentAt, status: 0, body: error instanceof Error ? error.message : String(error) };
+    return {
+      seq,
+      lateMs,
+      sentAt,
+      endedAt,
+      latencyMs: endedAt - sentAt,
+      status: 0,
+      body: error instanceof Error ? error.message : String(error),
+    };
   }
 }

@@ -41,7 +41,10 @@ interface Checkpoint extends Interval {
 }
 
 interface Autovacuum {
+  /** When it was logged: its end. */
   atMs: number;
+  /** Its elapsed time from the log's `system usage` line; NaN when missing. */
+  elapsedMs: number;
   detail: string;
 }
 
@@ -80,7 +83,8 @@ export function parseServerLog(text: string): { statements: SlowStatement[]; che
       checkpointStart = undefined;
       continue;
     }
-    if (/^LOG: {2}automatic (vacuum|analyze)/.test(message)) autovacuums.push({ atMs, detail: message.slice(5, 120) });
+    if (/^LOG: {2}automatic (vacuum|analyze)/.test(message))
+      autovacuums.push({ atMs, elapsedMs: Number(/elapsed: ([\d.]+) s/.exec(message)?.[1] ?? NaN) * 1000, detail: message.slice(5, 120) });
   }
   return { statements, checkpoints, autovacuums };
 }

@@ -146,14 +146,18 @@ export interface SimulatorProcess extends ChildHandle {
   url: string;
 }
 
-/** The simulator as a process of its own; `main` runs another build's entry point, `nodeArgs` adds Node flags (a profiler). */
+/**
+ * The simulator as a process of its own; `main` runs another build's entry point, `nodeArgs` adds Node flags (a
+ * profiler), `env` variables. It runs with the broker's V8 flags, as it does inside `npm start`'s process: it stands
+ * in for a vendor, so a burst after quiet must not measure its heap growing back (`v8Defaults` to see that).
+ */
 export async function startSimulatorProcess(
   brokerUrl = 'http://127.0.0.1:9',
-  options: { nodeArgs?: string[]; main?: string } = {},
+  options: { nodeArgs?: string[]; main?: string; env?: Record<string, string>; v8Defaults?: boolean } = {},
 ): Promise<SimulatorProcess> {
   const port = await freePort();
-  const env = { SIM_PORT: String(port), BROKER_URL: brokerUrl, SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET };
-  const handle = spawnNode(options.main ?? SIM_MAIN, env, options.nodeArgs);
+  const env = { SIM_PORT: String(port), BROKER_URL: brokerUrl, SIM_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET, ...options.env };
+  const handle = spawnNode(options.main ?? SIM_MAIN, env, [...(options.v8Defaults ? [] : BROKER_NODE_FLAGS), ...(options.nodeArgs ?? [])]);
   const url = `http://127.0.0.1:${port}`;
   await waitFor('simulator listening', async () => {
     if (!handle.running()) throw new Error(`simulator exited: ${handle.output()}`);

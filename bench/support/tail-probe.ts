@@ -7,22 +7,27 @@
  * a warm-up, a max-rate phase (autocannon, `--connections`, `--amount` creates: creates/s), then creates
  * paced evenly at `--rate` (default half the first variant's max) for `--seconds`, each with an
  * `x-tail-seq` header. While it runs, every 50 ms: the run-queue wait (`/proc/<pid>/task/<tid>/schedstat`,
- * nanoseconds spent runnable but not running) of the broker, the simulator, PostgreSQL's processes and
- * this load generator, and `/proc/pressure/cpu` (machine-wide). Waits do not depend on how fast the CPU
- * is; they say who was kept off the cores.
+ * nanoseconds spent runnable but not running) of the broker, the simulator, PostgreSQL's processes (autovacuum
+ * workers apart, re-listed every tick) and this load generator, and `/proc/pressure/cpu` (machine-wide). Waits do
+ * not depend on how fast the CPU is; they say who was kept off the cores. PostgreSQL runs with the bench's log
+ * settings; each slow request is matched with the autovacuum runs (their elapsed time from the log), checkpoints
+ * and slow statements overlapping it, and with how late the load generator sent it (`lateMs`).
  *
- * Variants: `--pools=20,8` (DATABASE_POOL_SIZE), in rounds `--rounds` with the order alternating.
- * Usage: node dist/bench/bench/support/tail-probe.js [--pools=20,8 --rounds=2 --seconds=20 --rate=N --wait-quiet=300 --tick-ms=20]
+ * Variants (`--variants=this,pool=8,against,env:NAME=VALUE,sql:avoff`, tokens joined by `+`, see `parseVariant`;
+ * `--pools=20,8` is `--variants=pool=20,pool=8`), in rounds `--rounds` with the order alternating.
+ * `--pulse=analyze|vacuum`: a statement of the probe's own beside the load, against a `SELECT 1` control (`PULSES`).
+ * Usage: node dist/bench/bench/support/tail-probe.js [--variants=this,against --against=DIR --rounds=2 --seconds=20 --rate=N --wait-quiet=300 --tick-ms=20]
  * `--gc-only`: the broker records only its collections (no 1 ms timer, no per-request records), close to the broker as it runs.
  * Prints one JSON object; `--raw=FILE` also writes every slow request's record there.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Pool } from 'undici';
-import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess, type BrokerProcess } from './stack';
-import { load } from './load';
-import { postgresCpuMs, processCpuMs, parentPid } from './cpu';
+import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess, type BenchDatabase, type BrokerProcess } from './stack';
+import { Client } from 'pg';
+import { parseServerLog, postgresLogSettings, readServerLog } from './postgres-log';
+import { load, paced } from './load';
+import { machineCpu, postgresCpuMs, processCpuMs, parentPid } from './cpu';
 import { resetSessions, withClient } from './pool-rule';
 import { mean, median, numberArg, percentile, round } from './stats';
 
@@ -31,7 +36,31 @@ const AMOUNT = numberArg('amount', 3000);
 const SECONDS = numberArg('seconds', 20);
 const ROUNDS = numberArg('rounds', 1);
 const RATE = numberArg('rate', 0);
-const POOLS = (process.argv.find((a) => a.startsWith('--pools='))?.slice(8) ?? '20').split(',').map(Number);
+const POOLS = process.argv.find((a) => a.startsWith('--pools='))?.slice(8);
+/** `--variants=this,against` (see `parseVariant`); `--pools=20,8` is `--variants=pool=20,pool=8`. */
+const VARIANTS = (
+  process.argv.find((a) => a.startsWith('--variants='))?.slice(11) ??
+  (POOLS
+    ? POOLS.split(',')
+        .map((p) => `pool=${p}`)
+        .join(',')
+    : 'this')
+).split(',');
+const AGAINST = process.argv.find((a) => a.startsWith('--against='))?.slice(10);
+const SLOW_STATEMENT_MS = numberArg('slow-statement-ms', 50);
+/**
+ * `--pulse=analyze`: during the paced phase, every `--pulse-every-ms` (2500) a client of the probe's own runs, in
+ * turn, the pulse (what autovacuum's analyze does to the hot tables) and a control `SELECT 1`; the requests sent in
+ * the `--pulse-window-ms` (400) after each are compared, with the stack's CPU meanwhile.
+ */
+const PULSES: Record<string, string> = {
+  analyze: 'ANALYZE sessions, session_participants, webhook_events',
+  vacuum: 'VACUUM sessions, session_participants, webhook_events',
+};
+const PULSE = process.argv.find((a) => a.startsWith('--pulse='))?.slice(8);
+if (PULSE && !PULSES[PULSE]) throw new Error(`--pulse: one of ${Object.keys(PULSES).join(', ')}`);
+const PULSE_EVERY_MS = numberArg('pulse-every-ms', 2500);
+const PULSE_WINDOW_MS = numberArg('pulse-window-ms', 400);
 const TICK_MS = numberArg('tick-ms', 20);
 /** Before each paced phase, wait (at most 240 s) until the rest of the machine used less than this many CPU ms per second. */
 const WAIT_QUIET = numberArg('wait-quiet', 0);
@@ -89,10 +118,70 @@ function postgresPids(postmaster: number): number[] {
   return [postmaster, ...children];
 }
 
-/** The machine's busy and stolen CPU so far (ms, all cores), from /proc/stat. */
-function machineCpu(): { busyMs: number; stealMs: number } {
-  const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
-  return { busyMs: (user + nice + system + irq + softirq) * 10, stealMs: steal * 10 };
+type RunWait = { runNs: number; waitNs: number };
+
+/**
+ * PostgreSQL's processes re-listed at every reading (autovacuum workers come and go; a list taken before
+ * the phase misses them and their CPU would count as the rest of the machine's): run and run-queue wait
+ * summed per kind since the first reading, `autovacuum` (its workers) apart from the rest.
+ */
+class PostgresSched {
+  private readonly kinds = new Map<number, 'autovacuum' | 'postgres'>();
+  private readonly postmasterTitle: string;
+  private readonly last = new Map<number, RunWait>();
+  private readonly totals = { postgres: { runNs: 0, waitNs: 0 }, autovacuum: { runNs: 0, waitNs: 0 } };
+  private first = true;
+
+  /** `excluded`: a backend of this probe's own (the pulse client), counted apart as `pulse`. */
+  constructor(
+    private readonly postmaster: number,
+    private readonly excluded = -1,
+  ) {
+    this.postmasterTitle = readFileSync(`/proc/${postmaster}/cmdline`, 'utf8');
+  }
+
+  read(): { postgres: RunWait; autovacuum: RunWait; pulse: RunWait } {
+    let children: number[];
+    try {
+      children = readFileSync(`/proc/${this.postmaster}/task/${this.postmaster}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      children = postgresPids(this.postmaster).slice(1);
+    }
+    const now = new Map<number, RunWait>();
+    for (const pid of [this.postmaster, ...children]) {
+      if (pid === this.excluded) continue;
+      let kind = this.kinds.get(pid);
+      if (!kind) {
+        let title: string;
+        try {
+          title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        } catch {
+          continue;
+        }
+        kind = title.includes('autovacuum worker') ? 'autovacuum' : 'postgres';
+        // A process just forked still has the postmaster's title: look again at the next reading.
+        if (title !== this.postmasterTitle) this.kinds.set(pid, kind);
+      }
+      const s = schedstat([pid]);
+      const before = this.last.get(pid) ?? (this.first ? s : { runNs: 0, waitNs: 0 });
+      this.totals[kind].runNs += s.runNs - before.runNs;
+      this.totals[kind].waitNs += s.waitNs - before.waitNs;
+      now.set(pid, s);
+    }
+    this.last.clear();
+    for (const [pid, s] of now) this.last.set(pid, s);
+    for (const pid of this.kinds.keys()) if (!now.has(pid)) this.kinds.delete(pid);
+    this.first = false;
+    return {
+      postgres: { ...this.totals.postgres },
+      autovacuum: { ...this.totals.autovacuum },
+      pulse: this.excluded > 0 ? schedstat([this.excluded]) : { runNs: 0, waitNs: 0 },
+    };
+  }
 }
 
 function pressureTotalUs(): number {
@@ -118,49 +207,32 @@ async function waitQuiet(ours: number[]): Promise<number> {
 
 interface Sent {
   seq: number;
+  lateMs: number;
   sentAt: number;
   endedAt: number;
   latencyMs: number;
   status: number;
 }
 
+/** Creates paced evenly at `rate` for `seconds`, each with an `x-tail-seq` header, timed on the epoch clock. */
 async function pacedWithSeq(url: string, rate: number, seconds: number): Promise<Sent[]> {
-  const pool = new Pool(url, { connections: 256, keepAliveTimeout: 30_000 });
-  const results: Sent[] = [];
-  const inFlight = new Set<Promise<void>>();
-  const interval = 1000 / rate;
-  const started = performance.now();
-  const amount = Math.round(rate * seconds);
-  try {
-    for (let i = 0; i < amount; i++) {
-      const wait = started + i * interval - performance.now();
-      if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-      const one = (async () => {
-        const sentAt = epoch();
-        let status = 0;
-        try {
-          const res = await pool.request({
-            path: '/v1/sessions',
-            method: 'POST',
-            headers: { ...HEADERS, 'x-tail-seq': String(i) },
-            body: createBody(),
-          });
-          await res.body.text();
-          status = res.statusCode;
-        } catch {
-          status = 0;
-        }
-        const endedAt = epoch();
-        results.push({ seq: i, sentAt, endedAt, latencyMs: endedAt - sentAt, status });
-      })();
-      inFlight.add(one);
-      void one.finally(() => inFlight.delete(one));
-    }
-    await Promise.all(inFlight);
-  } finally {
-    await pool.close();
-  }
-  return results;
+  const results = await paced({
+    url,
+    path: '/v1/sessions',
+    method: 'POST',
+    headers: (seq) => ({ ...HEADERS, 'x-tail-seq': String(seq) }),
+    body: createBody,
+    rate,
+    amount: Math.round(rate * seconds),
+  });
+  return results.map((r) => ({
+    seq: r.seq,
+    lateMs: r.lateMs,
+    sentAt: performance.timeOrigin + r.sentAt,
+    endedAt: performance.timeOrigin + r.endedAt,
+    latencyMs: r.latencyMs,
+    status: r.status,
+  }));
 }
 
 interface Sampled {
@@ -176,7 +248,7 @@ interface Sampled {
   queries: Array<[number, number, string]>;
 }
 
-type Who = 'broker' | 'brokerMain' | 'simulator' | 'postgres' | 'loadGenerator';
+type Who = 'broker' | 'brokerMain' | 'simulator' | 'postgres' | 'autovacuum' | 'pulse' | 'loadGenerator';
 type Tick = { at: number; pressureUs: number; machine: { busyMs: number; stealMs: number } } & Record<
   Who,
   { runNs: number; waitNs: number }
@@ -184,7 +256,20 @@ type Tick = { at: number; pressureUs: number; machine: { busyMs: number; stealMs
 
 const overlap = (a0: number, a1: number, b0: number, b1: number): number => Math.max(0, Math.min(a1, b1) - Math.max(a0, b0));
 
-function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, number]) {
+interface PgEvents {
+  autovacuums: Array<{ startMs: number; endMs: number; detail: string }>;
+  checkpoints: Array<{ startMs: number; endMs: number }>;
+  slowStatements: Array<{ startMs: number; endMs: number; statement: string }>;
+}
+
+/** A statement the probe ran beside the load (`--pulse`): when, and whether it was the pulse or its control (`SELECT 1`). */
+interface Pulse {
+  at: number;
+  kind: 'pulse' | 'control';
+  ms: number;
+}
+
+function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, number], pg: PgEvents, pulses: Pulse[]) {
   const latencies = sent.map((s) => s.latencyMs);
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
@@ -201,7 +286,16 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
     }
     return sum;
   };
-  const ours: Who[] = ['broker', 'simulator', 'postgres', 'loadGenerator'];
+  const ours: Who[] = ['broker', 'simulator', 'postgres', 'autovacuum', 'pulse', 'loadGenerator'];
+  /** CPU (ms) `who` ran in [t0, t1], pro rata over the ticks. */
+  const runIn = (who: Who, t0: number, t1: number): number => {
+    let sum = 0;
+    for (let i = 1; i < ticks.length; i++) {
+      const share = overlap(ticks[i - 1].at, ticks[i].at, t0, t1) / (ticks[i].at - ticks[i - 1].at);
+      if (share > 0) sum += (share * (ticks[i][who].runNs - ticks[i - 1][who].runNs)) / 1e6;
+    }
+    return sum;
+  };
   const mainIn = (t0: number, t1: number) => {
     let run = 0;
     let wait = 0;
@@ -248,6 +342,13 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
       jobsOverlapping: jobs
         .filter(([start, ms]) => overlap(start, start + ms + 20, s.sentAt, s.endedAt) > 0)
         .map(([, ms, what]) => `${what.slice(0, 40)} ${ms}`),
+      lateMs: round(s.lateMs, 1),
+      autovacuumCpuMs: round(runIn('autovacuum', s.sentAt, s.endedAt), 1),
+      autovacuumsOverlapping: pg.autovacuums
+        .filter((a) => overlap(a.startMs, a.endMs, s.sentAt, s.endedAt) > 0)
+        .map((a) => a.detail.replace(/^automatic /, '').slice(0, 60)),
+      checkpointsOverlapping: pg.checkpoints.filter((c) => overlap(c.startMs, c.endMs, s.sentAt, s.endedAt) > 0).length,
+      slowStatementsOverlapping: pg.slowStatements.filter((c) => overlap(c.startMs, c.endMs, s.sentAt, s.endedAt) > 0).length,
       othersCpuMs: round(othersIn(s.sentAt, s.endedAt).others, 1),
       stealMs: round(othersIn(s.sentAt, s.endedAt).steal, 1),
       runQueueWaitMs: {
@@ -273,6 +374,11 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
     loopGapMsOverlapping: round(mean(set.map((d) => d.loopGapMsOverlapping)), 2),
     gcMsOverlapping: round(mean(set.map((d) => d.gcMsOverlapping)), 2),
     withAJobOverlapping: set.filter((d) => d.jobsOverlapping.length > 0).length,
+    withAnAutovacuumOverlapping: set.filter((d) => d.autovacuumsOverlapping.length > 0).length,
+    withACheckpointOverlapping: set.filter((d) => d.checkpointsOverlapping > 0).length,
+    withASlowStatementOverlapping: set.filter((d) => d.slowStatementsOverlapping > 0).length,
+    autovacuumCpuMs: round(mean(set.map((d) => d.autovacuumCpuMs)), 2),
+    lateMs: round(mean(set.map((d) => d.lateMs)), 2),
     othersCpuMs: round(mean(set.map((d) => d.othersCpuMs)), 1),
     stealMs: round(mean(set.map((d) => d.stealMs)), 1),
     runQueueWaitMs: Object.fromEntries(
@@ -303,6 +409,20 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
       const ms = round(othersIn(phase[0] + i * 1000, phase[0] + (i + 1) * 1000).others, 0);
       return slowSeconds.has(i) ? `${ms}*` : ms;
     }),
+    // Autovacuum workers' CPU in each second of the phase (ms): seconds with slow requests marked.
+    autovacuumCpuMsBySecond: Array.from({ length: Math.ceil(seconds) }, (_, i) => {
+      const ms = round(runIn('autovacuum', phase[0] + i * 1000, phase[0] + (i + 1) * 1000), 0);
+      return slowSeconds.has(i) ? `${ms}*` : ms;
+    }),
+    autovacuumsInPhase: pg.autovacuums
+      .filter((a) => overlap(a.startMs, a.endMs, phase[0], phase[1]) > 0 || (a.startMs >= phase[0] && a.startMs <= phase[1]))
+      .map((a) => ({
+        atS: round((a.startMs - phase[0]) / 1000, 2),
+        ms: round(a.endMs - a.startMs, 0),
+        what: a.detail.replace(/^automatic /, '').slice(0, 70),
+      })),
+    checkpointsInPhase: pg.checkpoints.filter((c) => overlap(c.startMs, c.endMs, phase[0], phase[1]) > 0).length,
+    slowStatementsInPhase: pg.slowStatements.filter((c) => overlap(c.startMs, c.endMs, phase[0], phase[1]) > 0).length,
     loopGaps: {
       count: gaps.length,
       // Over all gaps > 10 ms: the broker's main thread running (its own work, GC included) or waiting for a core.
@@ -320,6 +440,7 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
           gcMs: sum(([start, ms]) => gcs.reduce((a, [g, d]) => a + overlap(g, g + d, start, start + ms), 0)),
           withAJob: big.filter(([start, ms]) => jobs.some(([j, d]) => overlap(j, j + d + 5, start - 5, start + ms) > 0)).length,
           othersCpuMs: sum(([start, ms]) => othersIn(start, start + ms).others),
+          autovacuumCpuMs: sum(([start, ms]) => runIn('autovacuum', start, start + ms)),
         };
       })(),
       over10ms: gaps.filter(([, ms]) => ms > 10).length,
@@ -337,6 +458,7 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
           jobs: jobs.filter(([j, d]) => overlap(j, j + d + 5, start - 5, start + ms) > 0).map(([, d, what]) => `${what.slice(0, 40)} ${d}`),
           brokerMainThread: { runMs: round(mainIn(start, start + ms).run, 1), runQueueWaitMs: round(mainIn(start, start + ms).wait, 1) },
           othersCpuMs: round(othersIn(start, start + ms).others, 1),
+          autovacuumCpuMs: round(runIn('autovacuum', start, start + ms), 1),
         })),
     },
     gc: {
@@ -358,18 +480,127 @@ function analyse(sent: Sent[], sampled: Sampled, ticks: Tick[], phase: [number, 
     perProcessPerSecond: {
       broker: perSecond('broker'),
       postgres: perSecond('postgres'),
+      autovacuum: perSecond('autovacuum'),
       simulator: perSecond('simulator'),
       loadGenerator: perSecond('loadGenerator'),
       machinePressureSomeMsPerS: round((lastTick.pressureUs - first.pressureUs) / 1000 / seconds, 1),
       othersCpuMsPerS: round(othersIn(phase[0], phase[1]).others / seconds, 1),
       stealMsPerS: round(othersIn(phase[0], phase[1]).steal / seconds, 1),
     },
+    pulses:
+      pulses.length === 0
+        ? undefined
+        : Object.fromEntries(
+            (['pulse', 'control'] as const).map((kind) => {
+              // Requests sent in the PULSE_WINDOW_MS after each statement ended, and the stack's CPU meanwhile.
+              const mine = pulses.filter((p) => p.kind === kind);
+              const after = mine.flatMap((p) => all.filter((d) => d.sentAt >= p.at + p.ms && d.sentAt < p.at + p.ms + PULSE_WINDOW_MS));
+              const cpu = (who: Who) => round(mean(mine.map((p) => runIn(who, p.at + p.ms, p.at + p.ms + PULSE_WINDOW_MS))), 1);
+              return [
+                kind,
+                {
+                  statements: mine.length,
+                  statementMeanMs: round(mean(mine.map((p) => p.ms)), 1),
+                  requestsAfter: after.length,
+                  p50MsAfter: round(
+                    percentile(
+                      after.map((d) => d.latencyMs),
+                      50,
+                    ),
+                    1,
+                  ),
+                  p99MsAfter: round(
+                    percentile(
+                      after.map((d) => d.latencyMs),
+                      99,
+                    ),
+                    1,
+                  ),
+                  meanMsAfter: round(mean(after.map((d) => d.latencyMs)), 1),
+                  cpuMsAfterEach: {
+                    postgres: cpu('postgres'),
+                    broker: cpu('broker'),
+                    simulator: cpu('simulator'),
+                    others: round(mean(mine.map((p) => othersIn(p.at + p.ms, p.at + p.ms + PULSE_WINDOW_MS).others)), 1),
+                  },
+                },
+              ];
+            }),
+          ),
     slowest: slow.sort((a, b) => b.latencyMs - a.latencyMs).slice(0, 6),
   };
 }
 
-async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid: number, pool: number, rate: number) {
+/**
+ * A variant: `+`-joined tokens, e.g. `pool=8+against`. `pool=N`: DATABASE_POOL_SIZE (default 20); `against`: the
+ * broker (and its sampler) of the build in `--against=DIR`; `env:NAME=VALUE`: one more variable for the broker;
+ * `sql:NAME`: before the variant, runs the statements `VARIANT_SQL[NAME]` (a database-side setting to compare).
+ */
+interface Variant {
+  name: string;
+  pool: number;
+  main?: string;
+  sampler: string;
+  env: Record<string, string>;
+  sql: string[];
+  undo: string[];
+}
+
+/** The session tables a create writes. */
+const HOT_TABLES = ['sessions', 'session_participants', 'webhook_events', 'webhook_deliveries', 'interactions'];
+/** Database-side settings a variant may set (`sql:NAME`), each with what puts the tables back afterwards. */
+const VARIANT_SQL: Record<string, { apply: string[]; undo: string[] }> = {
+  // Diagnosis only: no autovacuum on the hot tables during the variant.
+  avoff: {
+    apply: HOT_TABLES.map((t) => `ALTER TABLE ${t} SET (autovacuum_enabled = false)`),
+    undo: HOT_TABLES.map((t) => `ALTER TABLE ${t} RESET (autovacuum_enabled)`),
+  },
+};
+
+function parseVariant(spec: string): Variant {
+  const v: Variant = { name: spec, pool: 20, sampler: SAMPLER, env: {}, sql: [], undo: [] };
+  for (const token of spec.split('+')) {
+    if (token.startsWith('pool=')) v.pool = Number(token.slice(5));
+    else if (token === 'against') {
+      if (!AGAINST) throw new Error('variant `against` needs --against=DIR');
+      v.main = join(AGAINST, 'dist/apps/broker/src/main.js');
+      v.sampler = join(AGAINST, 'dist/bench/bench/support/tail-sampler.js');
+    } else if (token.startsWith('env:')) {
+      const [name, ...value] = token.slice(4).split('=');
+      v.env[name] = value.join('=');
+    } else if (token.startsWith('sql:')) {
+      const statements = VARIANT_SQL[token.slice(4)];
+      if (!statements) throw new Error(`unknown sql variant ${token}`);
+      v.sql.push(...statements.apply);
+      v.undo.push(...statements.undo);
+    } else if (token !== 'this') throw new Error(`unknown variant token ${token}`);
+  }
+  return v;
+}
+
+async function variant(db: BenchDatabase, simUrl: string, postmaster: number, simPid: number, spec: Variant, rate: number) {
+  const dbUrl = db.url;
+  const pool = spec.pool;
   const file = join(tmpdir(), `tail-sampler-${process.pid}-${pool}-${Date.now()}.json`);
+  if (spec.sql.length > 0) await withClient(dbUrl, async (c) => void (await c.query(spec.sql.join(';\n'))));
+  try {
+    return await measureVariant(dbUrl, db, simUrl, postmaster, simPid, spec, rate, pool, file);
+  } finally {
+    if (spec.undo.length > 0) await withClient(dbUrl, async (c) => void (await c.query(spec.undo.join(';\n'))));
+  }
+}
+
+async function measureVariant(
+  dbUrl: string,
+  db: BenchDatabase,
+  simUrl: string,
+  postmaster: number,
+  simPid: number,
+  spec: Variant,
+  rate: number,
+  pool: number,
+  file: string,
+) {
   const broker: BrokerProcess = await startBrokerProcess(
     dbUrl,
     simUrl,
@@ -380,8 +611,9 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
       DATABASE_POOL_SIZE: String(pool),
       TAIL_SAMPLER_FILE: file,
       TAIL_SAMPLER: process.argv.includes('--gc-only') ? 'gc' : 'all',
+      ...spec.env,
     },
-    { nodeArgs: ['--require', SAMPLER] },
+    { nodeArgs: ['--require', spec.sampler], main: spec.main },
   );
   try {
     await resetSessions(dbUrl);
@@ -397,6 +629,19 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
     await resetSessions(dbUrl);
     const paceRate = rate || Math.round(max.perSecond / 2);
     const pgPids = postgresPids(postmaster);
+    // --pulse: a client of our own runs the pulse statement and a control (`SELECT 1`) in turn, every PULSE_EVERY_MS.
+    const pulseClient = PULSE ? new Client({ connectionString: dbUrl }) : null;
+    await pulseClient?.connect();
+    const pulsePid = pulseClient ? (await pulseClient.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid : -1;
+    const pgSched = new PostgresSched(postmaster, pulsePid);
+    const pulses: Pulse[] = [];
+    let pulseTimer: NodeJS.Timeout | undefined;
+    const pulseOnce = async (n: number) => {
+      const kind = n % 2 === 1 ? 'pulse' : 'control';
+      const at = epoch();
+      await pulseClient!.query(kind === 'pulse' ? PULSES[PULSE!] : 'SELECT 1');
+      pulses.push({ at, kind, ms: epoch() - at });
+    };
     const ticks: Tick[] = [];
     const tick = () =>
       ticks.push({
@@ -406,7 +651,7 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
         broker: schedstat([brokerPid]),
         brokerMain: schedstat([brokerPid], true),
         simulator: schedstat([simPid]),
-        postgres: schedstat(pgPids),
+        ...pgSched.read(),
         loadGenerator: schedstat([process.pid]),
       });
     const quietWaitS = WAIT_QUIET > 0 ? await waitQuiet([brokerPid, simPid, process.pid, ...pgPids]) : 0;
@@ -414,16 +659,34 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
     tick();
     const ticker = setInterval(tick, TICK_MS);
     const phaseStart = epoch();
+    if (pulseClient) {
+      let n = 0;
+      pulseTimer = setInterval(() => void pulseOnce(++n), PULSE_EVERY_MS);
+    }
     const sent = await pacedWithSeq(broker.url, paceRate, SECONDS);
+    clearInterval(pulseTimer);
+    await pulseClient?.end();
     const phaseEnd = epoch();
     clearInterval(ticker);
     tick();
     const load1 = loadavg();
     await broker.stop();
     const sampled = JSON.parse(readFileSync(file, 'utf8')) as Sampled;
+    // PostgreSQL's log (autovacuum runs with their elapsed time, checkpoints, slow statements) for the phase.
+    const log = parseServerLog(db.server ? await readServerLog(db.server.clusterDir) : '');
+    const pgEvents: PgEvents = {
+      autovacuums: log.autovacuums.map((a) => ({
+        startMs: a.atMs - (Number.isNaN(a.elapsedMs) ? 0 : a.elapsedMs),
+        endMs: a.atMs,
+        detail: a.detail,
+      })),
+      checkpoints: log.checkpoints,
+      slowStatements: log.statements,
+    };
     if (sent.some((s) => s.status !== 201))
       throw new Error(`paced phase: statuses ${JSON.stringify(sent.filter((s) => s.status !== 201).slice(0, 3))}`);
     return {
+      variant: spec.name,
       pool,
       maxRate: {
         perSecond: round(max.perSecond),
@@ -436,7 +699,7 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
         ratePerSecond: paceRate,
         creates: sent.length,
         loadAverage: { start: load0.map((x) => round(x, 2)), end: load1.map((x) => round(x, 2)) },
-        ...analyse(sent, sampled, ticks, [phaseStart, phaseEnd]),
+        ...analyse(sent, sampled, ticks, [phaseStart, phaseEnd], pgEvents, pulses),
       },
       raw: RAW ? { sent, sampled, ticks, phase: [phaseStart, phaseEnd] } : undefined,
     };
@@ -446,7 +709,7 @@ async function variant(dbUrl: string, simUrl: string, postmaster: number, simPid
 }
 
 async function main(): Promise<void> {
-  const db = await startDatabase('bench_tail');
+  const db = await startDatabase('bench_tail', { settings: postgresLogSettings(SLOW_STATEMENT_MS) });
   const sim = await startSimulatorProcess();
   try {
     const postmaster = await withClient(db.url, async (c) =>
@@ -455,30 +718,34 @@ async function main(): Promise<void> {
     const results: Array<Awaited<ReturnType<typeof variant>>> = [];
     let rate = RATE;
     for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? POOLS : [...POOLS].reverse();
-      for (const pool of order) {
-        const result = await variant(db.url, sim.url, postmaster, sim.child.pid!, pool, rate);
+      const order = r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
+      for (const spec of order) {
+        const result = await variant(db, sim.url, postmaster, sim.child.pid!, parseVariant(spec), rate);
         rate ||= result.paced.ratePerSecond;
         results.push(result);
       }
     }
     if (RAW) writeFileSync(RAW, JSON.stringify(results.map((r) => r.raw)));
-    const byPool = Object.fromEntries(
-      POOLS.map((pool) => {
-        const mine = results.filter((r) => r.pool === pool);
+    const byVariant = Object.fromEntries(
+      VARIANTS.map((name) => {
+        const mine = results.filter((r) => r.variant === name);
         return [
-          pool,
+          name,
           {
             maxPerSecond: mine.map((r) => r.maxRate.perSecond),
             pacedP99VsP50: mine.map((r) => r.paced.p99VsP50),
             medianP99VsP50: round(median(mine.map((r) => r.paced.p99VsP50)), 2),
+            pacedP50Ms: mine.map((r) => r.paced.p50Ms),
+            pacedP99Ms: mine.map((r) => r.paced.p99Ms),
+            autovacuumsInPhase: mine.map((r) => r.paced.autovacuumsInPhase.length),
+            othersCpuMsPerS: mine.map((r) => r.paced.perProcessPerSecond.othersCpuMsPerS),
           },
         ];
       }),
     );
     console.log(
       JSON.stringify(
-        { benchmark: 'tail-probe', byPool, runs: results.map(({ raw: _raw, ...rest }) => rest), node: process.version },
+        { benchmark: 'tail-probe', byVariant, runs: results.map(({ raw: _raw, ...rest }) => rest), node: process.version },
         null,
         2,
       ),

@@ -144,7 +144,17 @@ function patch(): void {
   } as typeof undici.Dispatcher.prototype.request;
 }
 
-process.on('exit', () => {
+let written = false;
+function write(): void {
   const file = process.env.TAIL_SAMPLER_FILE;
-  if (file) writeFileSync(file, JSON.stringify({ gaps, gc, requests, queries }));
+  if (file && !written) writeFileSync(file, JSON.stringify({ gaps, gc, requests, queries }));
+  written = true;
+}
+process.on('exit', write);
+// A process with no SIGTERM handler of its own (the simulator) dies of the signal without an `exit` event: write, then die of it.
+process.on('SIGTERM', function onTerm() {
+  if (process.listenerCount('SIGTERM') > 1) return;
+  write();
+  process.removeListener('SIGTERM', onTerm);
+  process.kill(process.pid, 'SIGTERM');
 });

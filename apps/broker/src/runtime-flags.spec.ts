@@ -23,4 +23,15 @@ describe('the broker runs with its V8 flags', () => {
     const stack = readFileSync(join(ROOT, 'bench/support/stack.ts'), 'utf8');
     expect(stack).toContain('spawnNode(options.main ?? BROKER_MAIN, fullEnv, [...BROKER_NODE_FLAGS, ...(options.nodeArgs ?? [])])');
   });
+
+  it('in the simulator and the load generator of bench:sessions, so a burst after quiet measures the broker, not them', () => {
+    const stack = readFileSync(join(ROOT, 'bench/support/stack.ts'), 'utf8');
+    expect(stack).toContain(
+      'spawnNode(options.main ?? SIM_MAIN, env, [...(options.v8Defaults ? [] : BROKER_NODE_FLAGS), ...(options.nodeArgs ?? [])])',
+    );
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(manifest.scripts['bench:sessions']).toMatch(
+      new RegExp(`&& node ${BROKER_NODE_FLAGS.join(' ')} dist/bench/bench/sessions/run\\.js$`),
+    );
+  });
 });
