@@ -44,10 +44,10 @@ export async function startSimulator(): Promise<SimulatorHarness> {
   return { url: await appUrl(app), app, config };
 }
 
-/** `env` overrides the broker's environment (durations shortened, keys, tokens...). */
+/** `env` overrides the broker's environment (durations shortened, keys, tokens...); `logs` receives the log lines (JSON). */
 export async function startBroker(
   env: Record<string, string> = {},
-  options: { db?: TestDatabase; sim?: SimulatorHarness } = {},
+  options: { db?: TestDatabase; sim?: SimulatorHarness; logs?: { write(line: string): void } } = {},
 ): Promise<BrokerHarness> {
   const db = options.db ?? (await createTestDatabase());
   const sim = options.sim ?? (await startSimulator());
@@ -65,7 +65,7 @@ export async function startBroker(
   });
   let app: NestExpressApplication;
   try {
-    app = await createBrokerApp(config, db.url);
+    app = await createBrokerApp(config, db.url, options.logs);
     await app.listen(0, '127.0.0.1');
   } catch (error) {
     if (!options.sim) await sim.app.close();

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import type { DestinationStream } from 'pino';
 import { AccountsModule } from './accounts';
 import { ClockModule } from './common/clock';
 import { RequestBodyGuard } from './common/http';
@@ -19,14 +20,14 @@ import { SessionsModule } from './sessions/sessions.module';
 
 @Module({})
 export class AppModule {
-  /** `databaseUrl` is the resolved one: DATABASE_URL or the embedded server's. */
-  static forRoot(config: BrokerConfig, databaseUrl: string): DynamicModule {
+  /** `databaseUrl` is the resolved one: DATABASE_URL or the embedded server's; `logDestination` replaces stdout (tests). */
+  static forRoot(config: BrokerConfig, databaseUrl: string, logDestination?: DestinationStream): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         ClockModule,
-        LoggingModule.forRoot(config),
+        LoggingModule.forRoot(config, logDestination),
         DatabaseModule.forRoot(databaseUrl, { size: config.databasePoolSize, idleTimeoutMs: config.databasePoolIdleTimeoutMs }),
         ScheduleModule.forRoot(),
         MetricsModule,

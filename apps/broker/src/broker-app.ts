@@ -1,27 +1,36 @@
 import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
 import { PrototypedExpressAdapter } from '@app/http';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
+import { AppLogger } from './logging/app-logger';
 import { BootQuietLogger } from './logging/boot-quiet-logger';
 
 /**
  * Builds the broker's HTTP app (not yet listening): used by `main.ts` and by the end-to-end
- * tests, so both run exactly the same pipeline.
+ * tests, so both run exactly the same pipeline. `logDestination` replaces stdout (tests read the log).
  */
-export async function createBrokerApp(config: BrokerConfig, databaseUrl: string): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new PrototypedExpressAdapter(), {
-    bufferLogs: true,
-    // Bodies are read after authentication, by the guards (common/http/request-body.ts).
-    bodyParser: false,
-    abortOnError: false,
-    // On close, idle keep-alive and streaming connections are cut rather than waited for.
-    forceCloseConnections: true,
-  });
-  app.useLogger(new BootQuietLogger(app.get(Logger)));
+export async function createBrokerApp(
+  config: BrokerConfig,
+  databaseUrl: string,
+  logDestination?: DestinationStream,
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, databaseUrl, logDestination),
+    new PrototypedExpressAdapter(),
+    {
+      bufferLogs: true,
+      // Bodies are read after authentication, by the guards (common/http/request-body.ts).
+      bodyParser: false,
+      abortOnError: false,
+      // On close, idle keep-alive and streaming connections are cut rather than waited for.
+      forceCloseConnections: true,
+    },
+  );
+  app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
   limitSlowClients(app.getHttpServer() as Server, config);
 

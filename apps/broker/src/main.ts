@@ -5,8 +5,8 @@
  * prints one line saying why and exits non-zero.
  */
 import 'reflect-metadata';
-import { Logger } from 'nestjs-pino';
 import { createBrokerApp } from './broker-app';
+import { AppLogger } from './logging/app-logger';
 import { loadConfigFromEnvironment } from './config';
 import { prepareDatabase } from './database/prepare-database';
 import { ProcessLifecycle, listen, listeningUrl } from './process-lifecycle';
@@ -20,5 +20,5 @@ lifecycle.run(async () => {
   const broker = await createBrokerApp(config, databaseUrl);
   lifecycle.onStop('broker', () => broker.close());
   await listen(broker, config.host, config.port, 'PORT');
-  broker.get(Logger).log(`broker listening on ${listeningUrl(broker)} (API docs at /docs; HOST sets the address)`);
+  broker.get(AppLogger).log(`broker listening on ${listeningUrl(broker)} (API docs at /docs; HOST sets the address)`);
 });

@@ -8,9 +8,9 @@
  */
 import 'reflect-metadata';
 import { LocalPostgres } from '@app/database';
-import { Logger } from 'nestjs-pino';
 import { createBrokerApp } from '../../broker/src/broker-app';
 import { loadConfigFromEnvironment, type BrokerConfig } from '../../broker/src/config';
+import { AppLogger } from '../../broker/src/logging/app-logger';
 import { prepareDatabase } from '../../broker/src/database/prepare-database';
 import { ProcessLifecycle, listen, listeningUrl, urlHost } from '../../broker/src/process-lifecycle';
 import { createSimulatorApp } from '../../cpaas-sim/src/sim-app';
@@ -53,7 +53,7 @@ lifecycle.run(async () => {
   lifecycle.onStop('broker', () => broker.close());
   await listen(broker, config.host, config.port, 'PORT');
 
-  const logger = broker.get(Logger);
+  const logger = broker.get(AppLogger);
   for (const line of startupLog) logger.log(line);
   logger.log(`broker listening on ${listeningUrl(broker)} (API docs at /docs; HOST sets the address)`);
   if (simulatorUrl)

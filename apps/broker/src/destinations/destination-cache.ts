@@ -9,8 +9,8 @@ export const DESTINATION_REFRESH_MS = 30_000;
 
 export interface DestinationView {
   readonly account: AccountDestinations;
-  /** Every pool number. */
-  readonly poolNumbers: ReadonlySet<string>;
+  /** Every pool number, with its country (undefined: not a valid number). */
+  readonly poolNumbers: ReadonlyMap<string, string | undefined>;
   /** Their countries: the default allowed destinations. */
   readonly poolCountries: ReadonlySet<string>;
 }
@@ -37,10 +37,9 @@ export interface DestinationCacheOptions {
 export class DestinationCache {
   private readonly logger = new Logger(DestinationCache.name);
   private readonly accounts = new Map<string, AccountDestinations>();
-  private poolNumbers: ReadonlySet<string> = new Set();
+  /** Each pool number and its country (undefined: not a valid number), as of the last read of the pool. */
+  private poolNumbers: ReadonlyMap<string, string | undefined> = new Map();
   private poolCountries: ReadonlySet<string> = new Set();
-  /** Each pool number's country (undefined: not a valid number), as of the last read of the pool. */
-  private poolCountryOf = new Map<string, string | undefined>();
   private queue: Promise<void> = Promise.resolve();
   private readonly rereads = new Map<string, Promise<void>>();
   private readonly unlisten: Array<() => void> = [];
@@ -146,11 +145,10 @@ export class DestinationCache {
     const numbers = await this.repository.poolNumbers();
     // A number's country never changes: only numbers new to the pool are parsed (a re-read before each
     // refusal parsed the whole pool again). The map holds exactly the pool's numbers.
-    const countries = new Map<string, string | undefined>();
-    for (const n of numbers) countries.set(n, this.poolCountryOf.has(n) ? this.poolCountryOf.get(n) : countryOf(n));
-    this.poolCountryOf = countries;
-    this.poolNumbers = new Set(numbers);
-    this.poolCountries = new Set([...countries.values()].filter((c): c is string => Boolean(c)));
+    const pool = new Map<string, string | undefined>();
+    for (const n of numbers) pool.set(n, this.poolNumbers.has(n) ? this.poolNumbers.get(n) : countryOf(n));
+    this.poolNumbers = pool;
+    this.poolCountries = new Set([...pool.values()].filter((c): c is string => Boolean(c)));
   }
 
   private async loadAccount(accountId: string): Promise<void> {

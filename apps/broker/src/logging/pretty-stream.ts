@@ -25,7 +25,7 @@ export function prettyLine(json: string): string {
 }
 
 /** A destination for pino that writes readable lines to `out` (stdout by default). */
-export function prettyStream(out: NodeJS.WritableStream = process.stdout): Writable {
+export function prettyStream(out: { write(text: string): unknown } = process.stdout): Writable {
   return new Writable({
     write(chunk: Buffer | string, _encoding, done) {
       const text = chunk.toString();

@@ -23,6 +23,15 @@ export function redactUrl(url: string | undefined): string | undefined {
   return `${url.slice(0, mark)}?${query}`;
 }
 
+/**
+ * A request as pino-http serializes it, with its URL redacted. Express's parsed `query` is left out: it
+ * repeats the URL's parameters, secrets unredacted.
+ */
+export function redactRequest(req: { url?: string; query?: unknown }): Record<string, unknown> {
+  const { query: _query, ...rest } = req;
+  return { ...rest, url: redactUrl(req.url) };
+}
+
 function safeDecode(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));

@@ -186,7 +186,10 @@ export class RelayService {
         );
       } else {
         await tx.update(interaction.id, { lastError: sent.failure.reason });
-        this.logger.warn(`relay ${interaction.id} on ${session.provider} failed (${sent.failure.reason}); retrying`);
+        this.logger.warn(
+          { interactionId: interaction.id, sessionId: session.id, provider: session.provider },
+          `relay ${interaction.id} on ${session.provider} failed (${sent.failure.reason}); retrying`,
+        );
       }
     });
   }

@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
+import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
 import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
@@ -38,15 +39,16 @@ export class SessionsController {
     @Body() body: CreateSessionDto,
     @Headers('idempotency-key') key: string | undefined,
     @Res({ passthrough: true }) response: Response,
+    @RequestId() requestId: string | undefined,
   ): Promise<SessionDto> {
-    if (key === undefined) return this.sessions.create(principal.accountId, body);
+    if (key === undefined) return this.sessions.create(principal.accountId, body, null, requestId);
     return this.idempotency.run(
       principal.accountId,
       key,
       body,
       response,
-      () => this.sessions.create(principal.accountId, body, key),
-      () => this.sessions.takeOver(principal.accountId, key),
+      () => this.sessions.create(principal.accountId, body, key, requestId),
+      () => this.sessions.takeOver(principal.accountId, key, requestId),
     );
   }
 

@@ -3,10 +3,13 @@
  * read decide, and which events they leave. The providers are scripted; the SQL is covered by the
  * end-to-end suites (test/sessions.e2e-spec.ts, test/product-events.e2e-spec.ts).
  */
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { pino } from 'pino';
 import type { ProviderResult } from '@app/cpaas';
 import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
 import { ProblemException } from '../common/problem';
 import { loadConfig } from '../config';
+import { AppLogger } from '../logging/app-logger';
 import type { DestinationPolicy } from '../destinations/destination-policy';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { CallbackUrlValidator } from '../notifications';
@@ -97,6 +100,11 @@ describe('SessionsService', () => {
   let sessions: InMemorySessionRepository;
   let providers: ScriptedProviders;
   let service: SessionsService;
+  // The service's log lines, as the broker writes them (Nest's Logger through pino, JSON).
+  const written: string[] = [];
+  const logged = () => written.map((line) => JSON.parse(line) as Record<string, unknown>);
+  beforeAll(() => Logger.overrideLogger(new AppLogger(pino({ level: 'warn' }, { write: (line: string) => void written.push(line) }))));
+  afterAll(() => Logger.overrideLogger(new ConsoleLogger()));
 
   const build = (names: string[], sweptWhileBinding = false) => {
     providers = new ScriptedProviders(names);
@@ -115,6 +123,7 @@ describe('SessionsService', () => {
   };
 
   beforeEach(() => {
+    written.length = 0;
     now = T0;
     sessions = new InMemorySessionRepository(() => now);
     build(['primary', 'secondary']);
@@ -140,6 +149,34 @@ describe('SessionsService', () => {
       expect([...sessions.sessions.values()].map((s) => [s.provider, s.status])).toEqual([['secondary', 'active']]);
     });
 
+    it('logs the failover as one warning naming the request, the account, the released reservation, the provider and the key', async () => {
+      providers.bind.set('primary', down('primary'));
+      const reserved: string[] = [];
+      const reserve = sessions.addPending.bind(sessions);
+      sessions.addPending = (row) => {
+        const pending = reserve(row);
+        reserved.push(pending.id);
+        return pending;
+      };
+
+      const created = await service.create(ACCOUNT, body, 'key-1', 'req-failover-1');
+
+      expect(reserved).toHaveLength(2);
+      expect(reserved[1]).toBe(created.id);
+      expect(logged()).toEqual([
+        expect.objectContaining({
+          level: 40,
+          context: 'SessionsService',
+          reqId: 'req-failover-1',
+          accountId: ACCOUNT,
+          sessionId: reserved[0],
+          provider: 'primary',
+          idempotencyKey: 'key-1',
+          msg: 'binding on primary failed (primary: HTTP 503 on bind); trying the next provider',
+        }),
+      ]);
+    });
+
     it('answers 503 naming each provider when every one fails, and keeps nothing', async () => {
       providers.bind.set('primary', down('primary'));
       providers.bind.set('secondary', down('secondary'));
@@ -161,6 +198,14 @@ describe('SessionsService', () => {
       expect((failure as ProblemException).slug).toBe('reservation-expired');
       expect(providers.calls).toEqual(['bind:primary', 'unbind:primary']);
       expect(sessions.events).toEqual([]);
+      expect(logged()).toEqual([
+        expect.objectContaining({
+          level: 40,
+          provider: 'primary',
+          sessionId: expect.any(String),
+          msg: expect.stringMatching(/no longer pending/),
+        }),
+      ]);
     });
   });
 
@@ -169,10 +214,20 @@ describe('SessionsService', () => {
       const left = sessions.addPending({ ...reservation, idempotencyKey: 'key-1' });
       const anotherKey = sessions.addPending({ ...reservation, idempotencyKey: 'key-2' });
 
-      expect(await service.takeOver(ACCOUNT, 'key-1')).toBeNull();
+      expect(await service.takeOver(ACCOUNT, 'key-1', 'req-retry-1')).toBeNull();
 
       expect(sessions.sessions.has(left.id)).toBe(false);
       expect(sessions.sessions.has(anotherKey.id)).toBe(true);
+      expect(logged()).toEqual([
+        expect.objectContaining({
+          level: 40,
+          reqId: 'req-retry-1',
+          accountId: ACCOUNT,
+          sessionId: left.id,
+          provider: 'primary',
+          idempotencyKey: 'key-1',
+        }),
+      ]);
     });
 
     it('answers with the session the dead create activated', async () => {

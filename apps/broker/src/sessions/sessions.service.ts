@@ -22,6 +22,13 @@ interface Attempt {
   outcome: string;
 }
 
+/** What names a create in its log lines (docs/operations.md#logging): no request is bound to them implicitly. */
+interface CreateWork {
+  reqId?: string;
+  accountId: string;
+  idempotencyKey?: string;
+}
+
 /**
  * Creates sessions on the first provider whose breaker admits them, failing over to the next one
  * within the same request when binding fails, and closes them. The SDK sees one answer.
@@ -42,8 +49,17 @@ export class SessionsService {
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
-  /** `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`). */
-  async create(accountId: string, body: CreateSessionDto, idempotencyKey: string | null = null): Promise<SessionDto> {
+  /**
+   * `idempotencyKey` is kept on the session, so a retry after a crash finds it (`createdWith`); it and
+   * `requestId` (the request's `x-request-id`) name the create in its log lines.
+   */
+  async create(
+    accountId: string,
+    body: CreateSessionDto,
+    idempotencyKey: string | null = null,
+    requestId: string | null = null,
+  ): Promise<SessionDto> {
+    const work: CreateWork = { reqId: requestId ?? undefined, accountId, idempotencyKey: idempotencyKey ?? undefined };
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
     const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
     await this.destinations.assertAllowed(accountId, body.channel, participants);
@@ -76,7 +92,7 @@ export class SessionsService {
         // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
         // stands in for the bind that never happens, off the request path.
         if (candidate.probe) this.registry.probeInBackground(provider);
-        const session = await this.timed('activate', () => this.activate(reservation, null));
+        const session = await this.timed('activate', () => this.activate(reservation, null, work));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session, new Date(this.clock.now()));
       }
@@ -86,7 +102,7 @@ export class SessionsService {
         ),
       );
       if (bound.ok) {
-        const session = await this.timed('activate', () => this.activate(reservation, bound.value.bindingId));
+        const session = await this.timed('activate', () => this.activate(reservation, bound.value.bindingId, work));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session, new Date(this.clock.now()));
       }
@@ -104,7 +120,10 @@ export class SessionsService {
         );
       }
       attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
-      this.logger.warn(`binding on ${provider} failed (${bound.failure.reason}); trying the next provider`);
+      this.logger.warn(
+        { ...work, sessionId: reservation.id, provider },
+        `binding on ${provider} failed (${bound.failure.reason}); trying the next provider`,
+      );
     }
     if (overLimit && attempts.every((a) => a.outcome === 'pool exhausted')) {
       this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
@@ -124,10 +143,11 @@ export class SessionsService {
    * is dropped at once rather than by the sweeper a minute later, and the session it made, if it got that
    * far, is the answer. The dead create is fenced: its activation would find no pending row.
    */
-  async takeOver(accountId: string, idempotencyKey: string): Promise<SessionDto | null> {
+  async takeOver(accountId: string, idempotencyKey: string, requestId: string | null = null): Promise<SessionDto | null> {
     const dropped = await this.sessions.dropPendingCreatedWith(accountId, idempotencyKey);
     for (const row of dropped) {
       this.logger.warn(
+        { reqId: requestId ?? undefined, accountId, idempotencyKey, sessionId: row.id, provider: row.provider },
         `dropped reservation ${row.id} (${row.provider} ${row.proxyNumber}) left pending by a create that died; its key was taken over`,
       );
     }
@@ -201,7 +221,10 @@ export class SessionsService {
       await this.sessions.markReleased(session.id);
       return true;
     }
-    this.logger.warn(`unbinding session ${session.id} on ${session.provider} failed (${result.failure.reason}); will retry`);
+    this.logger.warn(
+      { sessionId: session.id, provider: session.provider },
+      `unbinding session ${session.id} on ${session.provider} failed (${result.failure.reason}); will retry`,
+    );
     return false;
   }
 
@@ -216,11 +239,14 @@ export class SessionsService {
   }
 
   /** One statement, one commit: the activation and its `session.created` event. */
-  private async activate(reservation: Session, bindingId: string | null): Promise<Session> {
+  private async activate(reservation: Session, bindingId: string | null, work: CreateWork): Promise<Session> {
     const session: Session = { ...reservation, status: 'active', bindingId };
     if (await this.sessions.activate(session, sessionCreated(session))) return session;
     // The sweeper removed the reservation while the bind took too long: no 201 for a session that is not stored.
-    this.logger.warn(`session ${session.id} was no longer pending when its binding came back; unbinding`);
+    this.logger.warn(
+      { ...work, sessionId: session.id, provider: session.provider },
+      `session ${session.id} was no longer pending when its binding came back; unbinding`,
+    );
     await this.releaseBinding(session);
     throw this.failed(
       new ProblemException({

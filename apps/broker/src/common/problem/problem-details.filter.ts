@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, HttpException, HttpStatus, Logger, type Exception
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { redactUrl } from '../../logging/redact';
+import { requestIdOf } from '../../logging/request-id';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { PROBLEM_CONTENT_TYPE, ProblemException, problemType, type ProblemDetails } from './problem';
 
@@ -18,7 +19,7 @@ const BODY_ERRORS: Record<string, { status: number; title: string; detail: strin
 /**
  * Writes every error as application/problem+json (RFC 9457). A 5xx that we did not mean to send
  * gets an error id, logged with the error and carried in the response, so a user's report can be
- * matched to the log line.
+ * matched to the log line; the line names the request (`reqId`, its `x-request-id`) too.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
@@ -49,7 +50,10 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       if (status < 500) return { type: 'about:blank', title: statusTitle(status), status, detail: httpDetail(exception, request) };
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ err: exception, method: request.method, url: redactUrl(request.originalUrl) }, 'database unavailable');
+      this.logger.warn(
+        { reqId: requestIdOf(request), err: exception, method: request.method, url: redactUrl(request.originalUrl) },
+        'database unavailable',
+      );
       return {
         type: problemType('database-unavailable'),
         title: 'Database unavailable',
@@ -59,7 +63,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
     const errorId = randomUUID();
     this.logger.error(
-      { err: exception, errorId, method: request.method, url: redactUrl(request.originalUrl) },
+      { reqId: requestIdOf(request), err: exception, errorId, method: request.method, url: redactUrl(request.originalUrl) },
       `unhandled error ${errorId}`,
     );
     const status = exception instanceof HttpException ? exception.getStatus() : HttpStatus.INTERNAL_SERVER_ERROR;
