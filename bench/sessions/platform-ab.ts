@@ -24,6 +24,8 @@ export interface PlatformAbOptions {
   against: string;
   headers: Record<string, string>;
   body: () => string;
+  /** Headers per request (`--idempotency-key`: a fresh Idempotency-Key on every create, as the SDK sends). */
+  requestHeaders?: () => Record<string, string>;
   warm: number;
   rounds: number;
   amount: number;
@@ -59,6 +61,7 @@ export async function platformAb(options: PlatformAbOptions) {
         method: 'POST',
         headers: options.headers,
         body: options.body,
+        requestHeaders: options.requestHeaders,
         connections: options.connections,
         amount,
       });

@@ -35,8 +35,10 @@
  *        npm run bench:sessions -- --heap --rate=130   (only: collections per burst after quiet, the broker's runtime
  *          flags against V8's defaults, under --trace-gc)
  *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
- *          built in DIR, rounds interleaved: e.g. Express against Fastify with DIR a build of commit 106ab55)
+ *          built in DIR, rounds interleaved: e.g. Express against Fastify with DIR a build of commit 106ab55;
+ *          with --idempotency-key every create carries a fresh Idempotency-Key, as the SDK sends)
  */
+import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { systemClock } from '@app/clock';
@@ -251,6 +253,8 @@ async function main(): Promise<void> {
         against,
         headers: CREATE_HEADERS,
         body: createBody,
+        // As the SDK does on every create: a fresh key per request (the record's claim and answer, and its NOTIFY).
+        requestHeaders: process.argv.includes('--idempotency-key') ? () => ({ 'idempotency-key': randomUUID() }) : undefined,
         warm: numberArg('warmup', 2000),
         rounds: numberArg('rounds', 6),
         amount: numberArg('amount', 1500),

@@ -15,6 +15,8 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   /** A body per request (unique participants, say); omitted for GET. */
   body?: () => string;
+  /** Headers per request added to `headers` (a fresh Idempotency-Key, say); only with `body`. */
+  requestHeaders?: () => Record<string, string>;
   connections: number;
   /** Requests to complete; the run ends when they have. */
   amount?: number;
@@ -43,6 +45,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   let last = 0;
   const makeBody = options.body;
+  const extraHeaders = options.requestHeaders;
   let instance!: autocannon.Instance;
   const finished = new Promise<autocannon.Result>((done, fail) => {
     instance = autocannon(
@@ -56,7 +59,16 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
         ...(options.durationSeconds !== undefined && { duration: options.durationSeconds }),
         ...(options.overallRate !== undefined && { overallRate: options.overallRate }),
         timeout: options.timeoutSeconds ?? 30,
-        requests: makeBody ? [{ setupRequest: (request) => ({ ...request, body: makeBody() }) }] : undefined,
+        requests: makeBody
+          ? [
+              {
+                setupRequest: (request) =>
+                  extraHeaders
+                    ? { ...request, body: makeBody(), headers: { ...request.headers, ...extraHeaders() } }
+                    : { ...request, body: makeBody() },
+              },
+            ]
+          : undefined,
       },
       (error, result) => (error ? fail(error instanceof Error ? error : new Error(String(error))) : done(result)),
     );

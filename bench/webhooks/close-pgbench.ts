@@ -12,14 +12,10 @@
  *   node dist/bench/bench/webhooks/close-pgbench.js [--rounds=6 --seconds=10 --clients=16 --sessions=5000]
  * Prints one JSON object.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parentPid, postgresCpuMs } from '../support/cpu';
+import { pgbenchAb } from '../support/pgbench-ab';
 import { withClient } from '../support/pool-rule';
 import { startDatabase } from '../support/stack';
-import { median, numberArg, ratio, round } from '../support/stats';
+import { numberArg } from '../support/stats';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 
 const ROUNDS = numberArg('rounds', 6);
@@ -50,14 +46,14 @@ WITH target AS (
 )
 `;
 
+/** This build's shape first: the summary's ratio is it over the other. */
 const VARIANTS: Record<string, string> = {
-  notifyInside: `${CLOSE}SELECT url, pg_notify('webhook_delivery', url) FROM dl;\nCOMMIT;\n`,
   notifyAfterCommit: `${CLOSE}SELECT url FROM dl \\gset\nCOMMIT;\nSELECT pg_notify('webhook_delivery', :url::text);\n`,
+  notifyInside: `${CLOSE}SELECT url, pg_notify('webhook_delivery', url) FROM dl;\nCOMMIT;\n`,
 };
 
 async function main(): Promise<void> {
   const db = await startDatabase('bench_close_pgbench');
-  const dir = await mkdtemp(join(tmpdir(), 'close-pgbench-'));
   try {
     await prepareDatabase(db.url);
     await withClient(db.url, async (c) => {
@@ -77,77 +73,16 @@ async function main(): Promise<void> {
       await c.query(`CREATE UNIQUE INDEX ON bench_close_ids (n)`);
       await c.query('VACUUM ANALYZE');
     });
-    const postmaster = await withClient(db.url, async (c) =>
-      parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
-    );
-    for (const [name, script] of Object.entries(VARIANTS)) await writeFile(join(dir, `${name}.sql`), script);
-    const url = new URL(db.url);
-    const run = (name: string, seconds: number) => {
-      const cpu0 = postgresCpuMs(postmaster);
-      const out = execFileSync(
-        PGBENCH,
-        [
-          '-n',
-          '-M',
-          'prepared',
-          '-c',
-          String(CLIENTS),
-          '-j',
-          '2',
-          '-T',
-          String(seconds),
-          '-f',
-          join(dir, `${name}.sql`),
-          '-h',
-          url.hostname,
-          '-p',
-          url.port,
-          '-U',
-          decodeURIComponent(url.username),
-          url.pathname.slice(1),
-        ],
-        { encoding: 'utf8', env: { ...process.env, PGPASSWORD: decodeURIComponent(url.password) } },
-      );
-      const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1]);
-      const transactions = Number(/number of transactions actually processed: (\d+)/.exec(out)?.[1]);
-      const failed = Number(/number of failed transactions: (\d+)/.exec(out)?.[1] ?? 0);
-      if (!transactions || failed) throw new Error(`pgbench ${name}: ${out}`);
-      return { tps: round(tps, 0), postgresCpuMsPerTransaction: round((postgresCpuMs(postmaster) - cpu0) / transactions, 3) };
-    };
-    for (const name of Object.keys(VARIANTS)) run(name, 2); // warm-up
-    const rounds: Array<Record<string, ReturnType<typeof run>>> = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const names = Object.keys(VARIANTS);
-      const order = r % 2 === 0 ? names : [...names].reverse();
-      const result: Record<string, ReturnType<typeof run>> = {};
-      for (const name of order) result[name] = run(name, SECONDS);
-      rounds.push(result);
-      console.error(`round ${r + 1}: ${JSON.stringify(result)} load ${loadavg()[0].toFixed(1)}`);
-    }
-    const summary = Object.fromEntries(
-      (['tps', 'postgresCpuMsPerTransaction'] as const).map((key) => {
-        const after = median(rounds.map((x) => x.notifyAfterCommit[key]));
-        const inside = median(rounds.map((x) => x.notifyInside[key]));
-        return [key, { notifyAfterCommit: after, notifyInside: inside, ratio: ratio(after, inside) }];
-      }),
-    );
-    console.log(
-      JSON.stringify(
-        {
-          benchmark: 'close transaction, pgbench',
-          database: db.describe,
-          clients: CLIENTS,
-          seconds: SECONDS,
-          summary,
-          rounds,
-          load: loadavg(),
-        },
-        null,
-        2,
-      ),
-    );
+    const figures = await pgbenchAb({
+      databaseUrl: db.url,
+      variants: VARIANTS,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      clients: CLIENTS,
+      pgbench: PGBENCH,
+    });
+    console.log(JSON.stringify({ benchmark: 'close transaction, pgbench', database: db.describe, ...figures }, null, 2));
   } finally {
-    await rm(dir, { recursive: true, force: true });
     await db.drop();
   }
 }

@@ -3,9 +3,10 @@
  * here reads now(). Typed rows out; the service decides what a record means for a request.
  */
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { preparedStatement, runPrepared } from '@app/database';
 
 /**
  * Where a first request announces that its key is settled (answer kept, or claim let go). The payload
@@ -28,6 +29,13 @@ export interface IdempotencyRecordRow {
   expiresAt: Date;
 }
 
+/**
+ * A settled key's wake, a statement of its own sent after the write committed (parsed once per connection).
+ * Inside the write's statement it would take PostgreSQL's database-wide NOTIFY lock at that commit and hold it
+ * through the WAL flush, so every create with a key would commit one at a time (issue #19).
+ */
+const SETTLED = preparedStatement('idempotency.settled', `/* idempotency.settled */ SELECT pg_notify($1, $2)`);
+
 /** TypeORM answers an UPDATE or DELETE (RETURNING or not) with [rows, affected count]. */
 type UpdateResult = [unknown[], number];
 
@@ -41,6 +49,10 @@ interface RawRecord {
 
 @Injectable()
 export class IdempotencyRepository {
+  private readonly logger = new Logger(IdempotencyRepository.name);
+  /** Where a NOTIFY that failed after a committed write is told. */
+  warn: (message: string) => void = (message) => this.logger.warn(message);
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Claims the key for a first request made at `at`; false when a record is there already. */
@@ -94,30 +106,59 @@ export class IdempotencyRepository {
 
   /**
    * Keeps the answer (`body`, the JSON text sent) if the claim made at `claimedAt` still holds; says
-   * whether it did. The same statement notifies IDEMPOTENCY_CHANNEL (sent at its commit), so waiters on
-   * other replicas wake without an extra round trip.
+   * whether it did. Once the answer is committed, and only if it was kept, notifies IDEMPOTENCY_CHANNEL
+   * (`settle`), so waiters on other replicas wake.
    */
   async store(accountId: string, key: string, claimedAt: Date, status: number, body: string): Promise<boolean> {
-    const result: UpdateResult = await this.dataSource.query(
-      `/* idempotency.store */ UPDATE idempotency_records SET response_status = $4, response_body = $5
-        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL
-        RETURNING key, pg_notify('${IDEMPOTENCY_CHANNEL}', $6)`,
-      [accountId, key, claimedAt, status, body, keyTopic(accountId, key)],
-    );
-    return result[1] > 0;
+    return this.settle(accountId, key, async (runner) => {
+      const result: UpdateResult = await runner.query(
+        `/* idempotency.store */ UPDATE idempotency_records SET response_status = $4, response_body = $5
+          WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL RETURNING key`,
+        [accountId, key, claimedAt, status, body],
+      );
+      return result[1] > 0;
+    });
   }
 
   /**
    * Lets go of the claim made at `claimedAt` (the request failed with a 5xx): the next request runs
-   * again. Notifies IDEMPOTENCY_CHANNEL in the same statement, as `store` does.
+   * again. Notifies IDEMPOTENCY_CHANNEL after the delete, if it deleted the claim, as `store` does.
    */
   async release(accountId: string, key: string, claimedAt: Date): Promise<void> {
-    await this.dataSource.query(
-      `/* idempotency.release */ DELETE FROM idempotency_records
-        WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL
-        RETURNING pg_notify('${IDEMPOTENCY_CHANNEL}', $4)`,
-      [accountId, key, claimedAt, keyTopic(accountId, key)],
-    );
+    await this.settle(accountId, key, async (runner) => {
+      const result: UpdateResult = await runner.query(
+        `/* idempotency.release */ DELETE FROM idempotency_records
+          WHERE account_id = $1 AND key = $2 AND created_at = $3 AND response_status IS NULL RETURNING key`,
+        [accountId, key, claimedAt],
+      );
+      return result[1] > 0;
+    });
+  }
+
+  /**
+   * Runs `write` (one autocommit statement, so committed when it returns) and, if it changed the record, sends
+   * the key's NOTIFY as a statement of its own on the same connection, before it goes back to the pool. A
+   * NOTIFY that fails is told to `warn` and fails nothing: the record is committed, and a waiter on another
+   * replica finds it when it looks again (IdempotencyService's recheck, 2 s at most).
+   */
+  private async settle(accountId: string, key: string, write: (runner: QueryRunner) => Promise<boolean>): Promise<boolean> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const written = await write(runner);
+      if (written) {
+        try {
+          await runPrepared(runner, SETTLED, [IDEMPOTENCY_CHANNEL, keyTopic(accountId, key)]);
+        } catch (error) {
+          this.warn(
+            `could not notify ${IDEMPOTENCY_CHANNEL} after settling an Idempotency-Key (${(error as Error).message}); ` +
+              'waiters on other replicas find the record when they look again',
+          );
+        }
+      }
+      return written;
+    } finally {
+      await runner.release();
+    }
   }
 
   /** Forgets answered records that expired by `now`; answers how many. */
