@@ -1,6 +1,4 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { DeliveryWakes, EventOutbox } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 
@@ -15,7 +13,6 @@ export class ProviderOpsEvents implements OnModuleInit {
   constructor(
     private readonly store: BreakerStateStore,
     private readonly outbox: EventOutbox,
-    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
@@ -37,7 +34,7 @@ export class ProviderOpsEvents implements OnModuleInit {
         },
         wakes,
       );
-      return () => wakes.send(this.dataSource, (message) => this.logger.warn(message));
+      return (runner) => wakes.send(runner, (message) => this.logger.warn(message));
     });
   }
 }

@@ -7,6 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
+import type { StatementRunner } from '@app/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BreakerTransitionRecord } from './breaker-transition.entity';
 import { ProviderStateRecord } from './provider-state.entity';
@@ -42,14 +43,13 @@ export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
 export const BREAKER_LEASE = 'breaker-leader';
 
 /**
- * Writes with a transition in its transaction (`manager`); what it returns, if anything, runs once that
- * transaction has committed (the ops webhook's wake of the delivery workers).
+ * What a hook leaves for after the transition's commit, given a runner of statements outside any transaction
+ * (the ops webhook's wake of the delivery workers): the repository keeps the connections.
  */
-export type TransitionHook = (
-  provider: string,
-  transition: BreakerTransition,
-  manager: EntityManager,
-) => Promise<(() => Promise<void>) | void>;
+export type AfterCommit = (runner: StatementRunner) => Promise<void>;
+
+/** Writes with a transition in its transaction (`manager`); what it returns, if anything, runs once that transaction has committed. */
+export type TransitionHook = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<AfterCommit | void>;
 
 @Injectable()
 export class ProviderStateRepository {
@@ -78,7 +78,7 @@ export class ProviderStateRepository {
     notice: string,
     hooks: readonly TransitionHook[],
   ): Promise<boolean> {
-    const afterCommit: Array<() => Promise<void>> = [];
+    const afterCommit: AfterCommit[] = [];
     const written = await this.dataSource.transaction(async (manager) => {
       if (fence && !(await holdsLease(manager, fence))) return false;
       await manager.getRepository(BreakerTransitionRecord).insert({
@@ -97,7 +97,7 @@ export class ProviderStateRepository {
       await notify(manager, notice);
       return true;
     });
-    for (const then of afterCommit) await then();
+    for (const then of afterCommit) await then(this.dataSource);
     return written;
   }
 
