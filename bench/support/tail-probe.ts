@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess, type BenchDatabase, type BrokerProcess } from './stack';
 import { Client } from 'pg';
 import { parseServerLog, postgresLogSettings, readServerLog } from './postgres-log';
-import { load, paced } from './load';
+import { load, paced, type PacedResult } from './load';
 import { machineCpu, postgresCpuMs, processCpuMs, parentPid } from './cpu';
 import { resetSessions, withClient } from './pool-rule';
 import { mean, median, numberArg, percentile, round } from './stats';
@@ -205,14 +205,8 @@ async function waitQuiet(ours: number[]): Promise<number> {
   return Math.round((Date.now() - started) / 1000);
 }
 
-interface Sent {
-  seq: number;
-  lateMs: number;
-  sentAt: number;
-  endedAt: number;
-  latencyMs: number;
-  status: number;
-}
+/** A create as `paced` reports it, without its body. */
+type Sent = Omit<PacedResult, 'body'>;
 
 /** Creates paced evenly at `rate` for `seconds`, each with an `x-tail-seq` header, timed on the epoch clock. */
 async function pacedWithSeq(url: string, rate: number, seconds: number): Promise<Sent[]> {
