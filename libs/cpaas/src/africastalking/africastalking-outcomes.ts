@@ -57,15 +57,17 @@ const byStatus = new Map(AFRICASTALKING_HTTP_RULES.map((r) => [r.key, r]));
 
 /** The rule for a recipient status code that is not an accepted one; an unknown code counts. */
 export function africasTalkingRecipientRule(statusCode: number): AfricasTalkingRule {
-  return (
-    byRecipientCode.get(String(statusCode)) ?? rule(String(statusCode), 'A status code this adapter does not know', true, 'rejected')
-  );
+  return byRecipientCode.get(String(statusCode)) ?? rule(String(statusCode), 'A status code this adapter does not know', true, 'rejected');
 }
 
 export function africasTalkingHttpRule(status: number): AfricasTalkingRule {
   return (
     byStatus.get(`HTTP ${status}`) ??
-    (status >= 500 ? byStatus.get('HTTP 5xx')! : status >= 400 ? byStatus.get('HTTP 4xx')! : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
+    (status >= 500
+      ? byStatus.get('HTTP 5xx')!
+      : status >= 400
+        ? byStatus.get('HTTP 4xx')!
+        : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
   );
 }
 

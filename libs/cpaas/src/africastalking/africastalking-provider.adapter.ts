@@ -32,18 +32,9 @@ import {
 } from '../provider';
 import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
-import {
-  AFRICASTALKING_ACCEPTED_CODES,
-  africasTalkingHttpRule,
-  africasTalkingRecipientRule,
-} from './africastalking-outcomes';
+import { AFRICASTALKING_ACCEPTED_CODES, africasTalkingHttpRule, africasTalkingRecipientRule } from './africastalking-outcomes';
 import { dialXml, emptyXml, rejectXml, sayXml, xmlAnswer } from './africastalking-voice-xml';
-import {
-  africasTalkingParams,
-  isEndOfCall,
-  parseAfricasTalkingInbound,
-  parseAfricasTalkingStatus,
-} from './africastalking-webhooks';
+import { africasTalkingParams, isEndOfCall, parseAfricasTalkingInbound, parseAfricasTalkingStatus } from './africastalking-webhooks';
 
 export const AFRICASTALKING_API_BASE = 'https://api.africastalking.com';
 
@@ -103,7 +94,11 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     // A 201 whose recipient was not taken: its status code says whose fault that is.
     const code = sent.value.refused;
     const rule = africasTalkingRecipientRule(code);
-    return failedCall<{ messageId: string }>(this.name, 'sms', started)(
+    return failedCall<{ messageId: string }>(
+      this.name,
+      'sms',
+      started,
+    )(
       { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status: 201, vendorCode: String(code) },
       `HTTP 201 with recipient status ${code} (${rule.meaning})`,
     );
@@ -173,7 +168,11 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
   private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
     return {
       ok: false,
-      failure: { countsAgainstProvider: false, cause: 'bad-request', reason: `${this.name}: Africa's Talking has no ${operation} operation` },
+      failure: {
+        countsAgainstProvider: false,
+        cause: 'bad-request',
+        reason: `${this.name}: Africa's Talking has no ${operation} operation`,
+      },
       latencyMs: 0,
     };
   }
@@ -210,7 +209,10 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
       const rule = africasTalkingHttpRule(status);
       // The API answers errors as a short text line (never a credential); kept short.
       const said = text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : '';
-      return fail({ countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status }, `HTTP ${status} ${rule.meaning}${said}`);
+      return fail(
+        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status },
+        `HTTP ${status} ${rule.meaning}${said}`,
+      );
     }
     const reading = readSuccess(status, text, read);
     if ('failure' in reading) return fail(reading.failure, reading.reason);

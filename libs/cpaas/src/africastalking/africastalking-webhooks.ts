@@ -28,7 +28,15 @@ export function parseAfricasTalkingInbound(channel: 'sms' | 'voice', params: Rec
   const messageId = id(params, 'id');
   const text = params.text ?? '';
   if (text.length > 1600) throw new InvalidWebhookError('text must be at most 1600 characters', 'text');
-  return { channel, eventId: messageId, messageId, from: number(params, 'from'), to: number(params, 'to'), text, at: timestamp(params.date) ?? at };
+  return {
+    channel,
+    eventId: messageId,
+    messageId,
+    from: number(params, 'from'),
+    to: number(params, 'to'),
+    text,
+    at: timestamp(params.date) ?? at,
+  };
 }
 
 const DELIVERED = new Set(['Success']);
@@ -55,9 +63,18 @@ export function parseAfricasTalkingStatus(params: Record<string, string>, at: st
     if (!cause || !/^[A-Z_]{1,64}$/.test(cause)) throw new InvalidWebhookError('hangupCause must be a hangup cause name', 'hangupCause');
     const answer = africasTalkingCallAnswer(cause);
     if (answer === null)
-      return { type: 'call.failed', eventId, callId, from, to, reason: `Africa's Talking could not set up the bridged call (${cause})`, at };
+      return {
+        type: 'call.failed',
+        eventId,
+        callId,
+        from,
+        to,
+        reason: `Africa's Talking could not set up the bridged call (${cause})`,
+        at,
+      };
     const duration = params.dialDurationInSeconds ?? params.durationInSeconds ?? '0';
-    if (!/^\d{1,7}$/.test(duration)) throw new InvalidWebhookError('dialDurationInSeconds must be a whole number of seconds', 'dialDurationInSeconds');
+    if (!/^\d{1,7}$/.test(duration))
+      throw new InvalidWebhookError('dialDurationInSeconds must be a whole number of seconds', 'dialDurationInSeconds');
     return { type: 'call.completed', eventId, callId, from, to, answer, durationSec: Number(duration), at };
   }
   const messageId = id(params, 'id');

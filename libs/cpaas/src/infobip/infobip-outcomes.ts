@@ -53,7 +53,11 @@ const byRejection = new Map(INFOBIP_REJECTED_RULES.map((r) => [r.key, r]));
 export function infobipHttpRule(status: number): InfobipRule {
   return (
     byStatus.get(`HTTP ${status}`) ??
-    (status >= 500 ? byStatus.get('HTTP 5xx')! : status >= 400 ? byStatus.get('HTTP 4xx')! : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
+    (status >= 500
+      ? byStatus.get('HTTP 5xx')!
+      : status >= 400
+        ? byStatus.get('HTTP 4xx')!
+        : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
   );
 }
 

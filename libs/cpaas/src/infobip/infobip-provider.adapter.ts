@@ -106,7 +106,11 @@ export class InfobipProviderAdapter implements CpaasProvider {
     const sent = await this.call('sms', 'POST', '/sms/3/messages', body, readMessage);
     if (!sent.ok || !('rejected' in sent.value)) return sent as ProviderResult<{ messageId: string }>;
     const rule = infobipRejectedRule(sent.value.rejected);
-    return failedCall<{ messageId: string }>(this.name, 'sms', started)(
+    return failedCall<{ messageId: string }>(
+      this.name,
+      'sms',
+      started,
+    )(
       { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status: 200, vendorCode: sent.value.rejected },
       `HTTP 200 with message status ${sent.value.rejected} (${rule.meaning})`,
     );
@@ -222,7 +226,10 @@ export class InfobipProviderAdapter implements CpaasProvider {
     if (status < 200 || status >= 300) {
       const rule = infobipHttpRule(status);
       const said = describeError(parseObject(text));
-      return fail({ countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status }, `HTTP ${status} ${rule.meaning}${said ? `: ${said}` : ''}`);
+      return fail(
+        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status },
+        `HTTP ${status} ${rule.meaning}${said ? `: ${said}` : ''}`,
+      );
     }
     const reading = readSuccess(status, text, read);
     if ('failure' in reading) return fail(reading.failure, reading.reason);
@@ -236,7 +243,8 @@ function readMessage(answer: Record<string, unknown>): Reading<{ messageId: stri
   const message = answer.messages[0] as { messageId?: unknown; status?: { groupName?: unknown; name?: unknown } } | undefined;
   if (!message) return { rejected: 'without a message' };
   const group = message.status?.groupName;
-  if (group === 'REJECTED') return { value: { rejected: typeof message.status?.name === 'string' ? message.status.name.slice(0, 64) : 'REJECTED' } };
+  if (group === 'REJECTED')
+    return { value: { rejected: typeof message.status?.name === 'string' ? message.status.name.slice(0, 64) : 'REJECTED' } };
   if (typeof message.messageId !== 'string' || message.messageId === '') return { rejected: 'without a messageId' };
   return { value: { messageId: message.messageId } };
 }

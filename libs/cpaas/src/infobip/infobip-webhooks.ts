@@ -28,13 +28,21 @@ export function parseInfobipInbound(channel: 'sms' | 'voice', rawBody: Buffer, r
     if (fields.type !== 'CALL_RECEIVED') throw new InvalidWebhookError('type must be CALL_RECEIVED for a call to answer', 'type');
     const callId = id(fields, 'callId');
     const call = object(object(fields, 'properties'), 'call', 'properties.call');
-    return { channel, eventId: callId, callId, from: number(call, 'from', 'properties.call.from'), to: number(call, 'to', 'properties.call.to'), at: time(fields.timestamp) ?? receivedAt };
+    return {
+      channel,
+      eventId: callId,
+      callId,
+      from: number(call, 'from', 'properties.call.from'),
+      to: number(call, 'to', 'properties.call.to'),
+      at: time(fields.timestamp) ?? receivedAt,
+    };
   }
   // SmsInboundMessageResult.results[]: SmsInboundMessage (messageId, from, to, text, receivedAt).
   const message = onlyResult(fields);
   const messageId = id(message, 'messageId', 'results[0].messageId');
   const text = message.text ?? '';
-  if (typeof text !== 'string' || text.length > 1600) throw new InvalidWebhookError('text must be a string of at most 1600 characters', 'results[0].text');
+  if (typeof text !== 'string' || text.length > 1600)
+    throw new InvalidWebhookError('text must be a string of at most 1600 characters', 'results[0].text');
   return {
     channel,
     eventId: messageId,
@@ -62,11 +70,15 @@ export function parseInfobipStatus(rawBody: Buffer, receivedAt: string): StatusE
   const from = typeof report.sender === 'string' && /^\d{1,15}$/.test(report.sender) ? `+${report.sender}` : '';
   const to = number(report, 'to', 'results[0].to');
   if (group === 'DELIVERED') return { type: 'message.delivered', eventId, messageId, from, to, at };
-  const type = group === 'REJECTED' ? 'message.failed' : group === 'UNDELIVERABLE' || group === 'EXPIRED' ? 'message.undelivered' : undefined;
-  if (!type) throw new InvalidWebhookError(`status.groupName "${group.slice(0, 40)}" is not a message status group`, 'results[0].status.groupName');
+  const type =
+    group === 'REJECTED' ? 'message.failed' : group === 'UNDELIVERABLE' || group === 'EXPIRED' ? 'message.undelivered' : undefined;
+  if (!type)
+    throw new InvalidWebhookError(`status.groupName "${group.slice(0, 40)}" is not a message status group`, 'results[0].status.groupName');
   // SmsMessageError: groupName HANDSET_ERRORS / USER_ERRORS / OPERATOR_ERRORS, and the error's name.
   const error = report.error as { groupName?: unknown; name?: unknown } | undefined;
-  const code = [error?.groupName, error?.name].filter((part): part is string => typeof part === 'string' && /^[A-Z_]{1,64}$/.test(part)).join(':');
+  const code = [error?.groupName, error?.name]
+    .filter((part): part is string => typeof part === 'string' && /^[A-Z_]{1,64}$/.test(part))
+    .join(':');
   return { type, eventId, messageId, from, to, at, ...(code ? { errorCode: code } : {}) };
 }
 
@@ -90,7 +102,8 @@ function callEvent(fields: Record<string, unknown>, type: string, receivedAt: st
   const code = typeof errorCode?.name === 'string' ? errorCode.name : type === 'DIALOG_FINISHED' ? 'NORMAL_HANGUP' : 'UNKNOWN';
   const common = { eventId: `${callId}:dialog`, callId, ...(bridgedCallId ? { bridgedCallId } : {}), from, to, at };
   const answer = infobipDialogAnswer(code);
-  if (answer === null) return { type: 'call.failed', ...common, reason: `Infobip could not set up the bridged call (${code.slice(0, 40)})` };
+  if (answer === null)
+    return { type: 'call.failed', ...common, reason: `Infobip could not set up the bridged call (${code.slice(0, 40)})` };
   return { type: 'call.completed', ...common, answer, durationSec: seconds(dialog.establishTime, dialog.endTime) };
 }
 
