@@ -4,6 +4,7 @@
  * Without it (and for every other account), the E.164 rule stands.
  */
 import request from 'supertest';
+import { BrokerClient } from '@session-broker/sdk';
 import { API_KEY, AUTH_ENV, OTHER_API_KEY, createSession } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
@@ -57,5 +58,13 @@ describe('PUT /v1/account/default-country', () => {
     await request(broker.url).put('/v1/account/default-country').send({ country: 'NG' }).expect(401);
     expect((await put(null).expect(200)).body).toEqual({ country: null });
     await createSession(broker.url, national('08031110009', '08031110010')).expect(400);
+  });
+
+  it('the SDK sets and reads it, and creates with national numbers', async () => {
+    const client = new BrokerClient({ baseUrl: broker.url, apiKey: OTHER_API_KEY });
+    expect(await client.setDefaultCountry('NG')).toEqual({ country: 'NG' });
+    expect(await client.getDefaultCountry()).toEqual({ country: 'NG' });
+    const session = await client.createSession({ channel: 'voice', participants: [{ number: '08031110011' }, { number: '08031110012' }] });
+    expect(session.participants).toEqual([{ number: '+2348031110011' }, { number: '+2348031110012' }]);
   });
 });

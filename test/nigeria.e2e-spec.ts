@@ -1,5 +1,5 @@
 /**
- * Nigerian numbers end to end (issue #30, SPEC §13): PROVIDERS=primary=africastalking,failover=infobip,
+ * Nigerian numbers end to end (issue #30): PROVIDERS=primary=africastalking,failover=infobip,
  * each adapter talking, through the suite's fault proxy, to a loopback stand-in of its vendor
  * (Africa's Talking: checked against the `africastalking` package in the adapter's spec; Infobip: held to
  * the contract fixtures written from its SDK models, any refusal fails the test). The Africa's Talking
