@@ -7,8 +7,7 @@
  * compares the adapter's requests with the package's.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
-import { freePortBelow32768 } from './prism';
+import { listenOnLoopback } from './loopback-server';
 
 export interface AfricasTalkingRequest {
   method: string;
@@ -29,7 +28,6 @@ const SMS_FIELDS = ['username', 'to', 'message', 'from', 'bulkSMSMode'];
 export async function startAfricasTalkingMock(apiKey: string, username: string): Promise<AfricasTalkingMock> {
   const requests: AfricasTalkingRequest[] = [];
   const refusals: string[] = [];
-  const sockets = new Set<Socket>();
   let sent = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -65,19 +63,6 @@ export async function startAfricasTalkingMock(apiKey: string, username: string):
       return refuse(404, 'Not Found');
     });
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  const port = await freePortBelow32768();
-  await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    refusals,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((done) => server.close(() => done()));
-    },
-  };
+  const listening = await listenOnLoopback(server);
+  return { url: listening.url, requests, refusals, close: () => listening.close() };
 }

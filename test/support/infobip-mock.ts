@@ -8,10 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import Ajv from 'ajv';
-import { freePortBelow32768 } from './prism';
+import { listenOnLoopback } from './loopback-server';
 
 export const INFOBIP_FIXTURES = resolve('libs/cpaas/src/infobip/fixtures');
 export const infobipFixture = (file: string): Record<string, unknown> =>
@@ -40,7 +39,6 @@ const validators = {
 export async function startInfobipMock(apiKey: string): Promise<InfobipMock> {
   const requests: InfobipRequest[] = [];
   const refusals: string[] = [];
-  const sockets = new Set<Socket>();
   let dialogs = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -101,19 +99,6 @@ export async function startInfobipMock(apiKey: string): Promise<InfobipMock> {
       }
     });
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  const port = await freePortBelow32768();
-  await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    refusals,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((done) => server.close(() => done()));
-    },
-  };
+  const listening = await listenOnLoopback(server);
+  return { url: listening.url, requests, refusals, close: () => listening.close() };
 }

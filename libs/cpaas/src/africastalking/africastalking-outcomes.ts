@@ -6,22 +6,11 @@
  * cause names) decides whether the bridge was set up: the callee's answers are successes, a cause on
  * the vendor's or the network's side is a call-setup failure. Each row has its test.
  */
-import type { CallAnswer, FailureCause } from '../provider';
+import { httpStatusRule, outcomeRule as rule, type OutcomeRule } from '../outcome-rules';
+import type { CallAnswer } from '../provider';
 
-export interface AfricasTalkingRule {
-  /** A recipient `statusCode`, or `HTTP nnn` / `HTTP nxx`. */
-  key: string;
-  meaning: string;
-  countsAgainstProvider: boolean;
-  cause: FailureCause;
-}
-
-const rule = (key: string, meaning: string, countsAgainstProvider: boolean, cause: FailureCause): AfricasTalkingRule => ({
-  key,
-  meaning,
-  countsAgainstProvider,
-  cause,
-});
+/** A row keyed by a recipient `statusCode`, or `HTTP nnn` / `HTTP nxx`. */
+export type AfricasTalkingRule = OutcomeRule;
 
 /** Recipient status codes that mean the message was taken (100 Processed, 101 Sent, 102 Queued). */
 export const AFRICASTALKING_ACCEPTED_CODES: readonly number[] = [100, 101, 102];
@@ -53,7 +42,6 @@ export const AFRICASTALKING_HTTP_RULES: readonly AfricasTalkingRule[] = [
 ];
 
 const byRecipientCode = new Map(AFRICASTALKING_RECIPIENT_RULES.map((r) => [r.key, r]));
-const byStatus = new Map(AFRICASTALKING_HTTP_RULES.map((r) => [r.key, r]));
 
 /** The rule for a recipient status code that is not an accepted one; an unknown code counts. */
 export function africasTalkingRecipientRule(statusCode: number): AfricasTalkingRule {
@@ -61,14 +49,7 @@ export function africasTalkingRecipientRule(statusCode: number): AfricasTalkingR
 }
 
 export function africasTalkingHttpRule(status: number): AfricasTalkingRule {
-  return (
-    byStatus.get(`HTTP ${status}`) ??
-    (status >= 500
-      ? byStatus.get('HTTP 5xx')!
-      : status >= 400
-        ? byStatus.get('HTTP 4xx')!
-        : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
-  );
+  return httpStatusRule(AFRICASTALKING_HTTP_RULES, status);
 }
 
 /**

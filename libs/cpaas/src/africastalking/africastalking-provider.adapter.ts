@@ -30,7 +30,7 @@ import {
   type WebhookRoute,
   type WebhookVerification,
 } from '../provider';
-import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
+import { callVendor, failedCall, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
 import { AFRICASTALKING_ACCEPTED_CODES, africasTalkingHttpRule, africasTalkingRecipientRule } from './africastalking-outcomes';
 import { dialXml, emptyXml, rejectXml, sayXml, xmlAnswer } from './africastalking-voice-xml';
@@ -177,18 +177,18 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     };
   }
 
-  private async call<T>(
+  private call<T>(
     operation: ProviderOperation,
     method: Dispatcher.HttpMethod,
     path: string,
     form: Record<string, string> | undefined,
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
-    const started = performance.now();
-    const fail = failedCall<T>(this.name, operation, started);
-    const answered = await requestWithin(
-      this.agent,
-      {
+    return callVendor({
+      provider: this.name,
+      operation,
+      agent: this.agent,
+      request: {
         origin: this.origin,
         path: `${this.basePath}${path}`,
         method,
@@ -200,23 +200,12 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
         },
         body: form ? new URLSearchParams(form).toString() : undefined,
       },
-      this.options.timeoutMs,
-      MAX_ANSWER_BYTES,
-    );
-    if ('failure' in answered) return fail(answered.failure, answered.reason);
-    const { status, text } = answered;
-    if (status < 200 || status >= 300) {
-      const rule = africasTalkingHttpRule(status);
-      // The API answers errors as a short text line (never a credential); kept short.
-      const said = text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : '';
-      return fail(
-        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status },
-        `HTTP ${status} ${rule.meaning}${said}`,
-      );
-    }
-    const reading = readSuccess(status, text, read);
-    if ('failure' in reading) return fail(reading.failure, reading.reason);
-    return { ok: true, value: reading.value, latencyMs: performance.now() - started };
+      timeoutMs: this.options.timeoutMs,
+      maxAnswerBytes: MAX_ANSWER_BYTES,
+      // The API answers errors as a short text line (never a credential).
+      refusal: (status, text) => ({ ...africasTalkingHttpRule(status), said: text.trim().replace(/\s+/g, ' ').slice(0, 160) }),
+      read,
+    });
   }
 }
 

@@ -5,22 +5,11 @@
  * status `name`; the end of a bridged call (a dialog) by its `errorCode.name` (the Calls API's
  * CallsErrorCode). Each row has its test.
  */
-import type { CallAnswer, FailureCause } from '../provider';
+import { httpStatusRule, outcomeRule as rule, type OutcomeRule } from '../outcome-rules';
+import type { CallAnswer } from '../provider';
 
-export interface InfobipRule {
-  /** `HTTP nnn` / `HTTP nxx`, or a message status name (REJECTED group). */
-  key: string;
-  meaning: string;
-  countsAgainstProvider: boolean;
-  cause: FailureCause;
-}
-
-const rule = (key: string, meaning: string, countsAgainstProvider: boolean, cause: FailureCause): InfobipRule => ({
-  key,
-  meaning,
-  countsAgainstProvider,
-  cause,
-});
+/** A row keyed by `HTTP nnn` / `HTTP nxx`, or a message status name (REJECTED group). */
+export type InfobipRule = OutcomeRule;
 
 export const INFOBIP_HTTP_RULES: readonly InfobipRule[] = [
   rule('HTTP 401', 'API key refused', true, 'auth'),
@@ -47,18 +36,10 @@ export const INFOBIP_REJECTED_RULES: readonly InfobipRule[] = [
   rule('REJECTED_SYSTEM_ERROR', 'Infobip system error', true, 'http-5xx'),
 ];
 
-const byStatus = new Map(INFOBIP_HTTP_RULES.map((r) => [r.key, r]));
 const byRejection = new Map(INFOBIP_REJECTED_RULES.map((r) => [r.key, r]));
 
 export function infobipHttpRule(status: number): InfobipRule {
-  return (
-    byStatus.get(`HTTP ${status}`) ??
-    (status >= 500
-      ? byStatus.get('HTTP 5xx')!
-      : status >= 400
-        ? byStatus.get('HTTP 4xx')!
-        : rule(`HTTP ${status}`, 'Unexpected status', true, 'malformed'))
-  );
+  return httpStatusRule(INFOBIP_HTTP_RULES, status);
 }
 
 /** A REJECTED status this table does not name counts: the message did not go, and nothing says it was our input. */

@@ -31,7 +31,7 @@ import {
   type WebhookVerification,
 } from '../provider';
 import { parseObject } from '../transport-errors';
-import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
+import { callVendor, failedCall, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
 import { infobipHttpRule, infobipRejectedRule } from './infobip-outcomes';
 import { infobipEventType, parseInfobipInbound, parseInfobipStatus } from './infobip-webhooks';
@@ -195,18 +195,18 @@ export class InfobipProviderAdapter implements CpaasProvider {
     return new Date(this.clock.now()).toISOString();
   }
 
-  private async call<T>(
+  private call<T>(
     operation: ProviderOperation,
     method: Dispatcher.HttpMethod,
     path: string,
     body: object | undefined,
     read: (answer: Record<string, unknown>) => Reading<T>,
   ): Promise<ProviderResult<T>> {
-    const started = performance.now();
-    const fail = failedCall<T>(this.name, operation, started);
-    const answered = await requestWithin(
-      this.agent,
-      {
+    return callVendor({
+      provider: this.name,
+      operation,
+      agent: this.agent,
+      request: {
         origin: this.origin,
         path: `${this.basePath}${path}`,
         method,
@@ -218,22 +218,11 @@ export class InfobipProviderAdapter implements CpaasProvider {
         },
         body: body ? JSON.stringify(body) : undefined,
       },
-      this.options.timeoutMs,
-      MAX_ANSWER_BYTES,
-    );
-    if ('failure' in answered) return fail(answered.failure, answered.reason);
-    const { status, text } = answered;
-    if (status < 200 || status >= 300) {
-      const rule = infobipHttpRule(status);
-      const said = describeError(parseObject(text));
-      return fail(
-        { countsAgainstProvider: rule.countsAgainstProvider, cause: rule.cause, status },
-        `HTTP ${status} ${rule.meaning}${said ? `: ${said}` : ''}`,
-      );
-    }
-    const reading = readSuccess(status, text, read);
-    if ('failure' in reading) return fail(reading.failure, reading.reason);
-    return { ok: true, value: reading.value, latencyMs: performance.now() - started };
+      timeoutMs: this.options.timeoutMs,
+      maxAnswerBytes: MAX_ANSWER_BYTES,
+      refusal: (status, text) => ({ ...infobipHttpRule(status), said: describeError(parseObject(text)) }),
+      read,
+    });
   }
 }
 
