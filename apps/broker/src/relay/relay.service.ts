@@ -226,10 +226,17 @@ export class RelayService {
   }
 
   private async bridge(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<InboundAnswer> {
-    await this.interactions.recordCall({ sessionId: session.id, from: event.from, to, eventId: event.eventId, callId: event.callId });
-    if (this.registry.webhooks(session.provider).bridgesByCall) {
-      // The vendor bridges by an API call (Infobip's dialogs): its outcome feeds the breaker now; a
-      // refusal settles the call as failed (the breaker has it already, from the call itself).
+    const first = await this.interactions.recordCall({
+      sessionId: session.id,
+      from: event.from,
+      to,
+      eventId: event.eventId,
+      callId: event.callId,
+    });
+    if (first && this.registry.webhooks(session.provider).bridgesByCall) {
+      // The vendor bridges by an API call (Infobip's dialogs), once per call however often it sends the
+      // webhook: its outcome feeds the breaker now; a refusal settles the call as failed (the breaker
+      // has it already, from the call itself).
       const placed = await this.registry.call(session.provider, 'call', false, (p) =>
         p.bridgeCall({ from: session.proxyNumber, to, inboundCallId: event.callId }),
       );
