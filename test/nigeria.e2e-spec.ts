@@ -341,4 +341,18 @@ describe('Nigeria: primary Africa’s Talking, failover Infobip', () => {
     expect((await interactions(session.id)).map((i) => i.status)).toEqual(['failed', 'busy']);
     expect(await metric()).toBe(counted + 1);
   });
+  it('has no number import for either vendor: the operator adds numbers with their capabilities', async () => {
+    for (const provider of ['primary', 'failover']) {
+      const res = await request(broker.url)
+        .post(`/v1/admin/providers/${provider}/numbers/import`)
+        .set('authorization', `Bearer ${ADMIN_TOKEN}`)
+        .expect(422);
+      expect(res.body).toMatchObject({ detail: expect.stringContaining('POST /v1/admin/numbers') });
+    }
+    const listed = await request(broker.url)
+      .get('/v1/admin/numbers?provider=primary')
+      .set('authorization', `Bearer ${ADMIN_TOKEN}`)
+      .expect(200);
+    expect(listed.body.numbers.map((n: { capabilities: string[] }) => n.capabilities)).toEqual([['voice'], ['voice']]);
+  });
 });
