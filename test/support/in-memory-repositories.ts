@@ -222,11 +222,11 @@ export class InMemoryInteractionRepository implements InteractionRepository {
     return Promise.resolve({ ...interaction });
   }
 
-  recordCall(call: BridgedCall): Promise<void> {
+  recordCall(call: BridgedCall): Promise<boolean> {
     const again = [...this.interactions.values()].some((i) => i.sessionId === call.sessionId && i.providerEventId === call.eventId);
     if (!again)
       this.add({ ...call, channel: 'voice', text: null, status: 'bridged', providerEventId: call.eventId, providerRef: call.callId });
-    return Promise.resolve();
+    return Promise.resolve(!again);
   }
 
   due(limit: number): Promise<string[]> {

@@ -82,3 +82,18 @@ export {
 } from './vonage/vonage-signature';
 export { VONAGE_PROBLEM_RULES, VONAGE_STATUS_RULES, classifyVonageAnswer, type VonageOutcomeRule } from './vonage/vonage-outcomes';
 export { connectNcco, talkNcco, type NccoAction } from './vonage/vonage-ncco';
+export {
+  AFRICASTALKING_API_BASE,
+  AfricasTalkingProviderAdapter,
+  type AfricasTalkingProviderAdapterOptions,
+} from './africastalking/africastalking-provider.adapter';
+export {
+  AFRICASTALKING_ACCEPTED_CODES,
+  AFRICASTALKING_HANGUP_CAUSES,
+  AFRICASTALKING_HTTP_RULES,
+  AFRICASTALKING_RECIPIENT_RULES,
+  type AfricasTalkingRule,
+} from './africastalking/africastalking-outcomes';
+export { INFOBIP_API_BASE, InfobipProviderAdapter, type InfobipProviderAdapterOptions } from './infobip/infobip-provider.adapter';
+export { INFOBIP_DIALOG_ENDINGS, INFOBIP_HTTP_RULES, INFOBIP_REJECTED_RULES, type InfobipRule } from './infobip/infobip-outcomes';
+export { WEBHOOK_TOKEN_PARAM, tokenWebhooks, verifyWebhookToken, withWebhookToken } from './webhook-token';

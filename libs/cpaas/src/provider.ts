@@ -65,6 +65,8 @@ export interface SendSmsRequest {
 export interface BridgeCallRequest {
   from: string;
   to: string;
+  /** The inbound call to connect, for a vendor that bridges by an API call (`bridgesByCall`, Infobip's dialogs). */
+  inboundCallId?: string;
 }
 
 /** The broker's webhook routes, under `/v1/providers/:name/`. */
@@ -195,6 +197,17 @@ export interface CpaasProvider {
   healthCheck(): Promise<ProviderResult<void>>;
   /** Signature (and freshness, where the format has it) of a webhook the provider sent us; constant-time. */
   verifyWebhook(req: WebhookRequest): WebhookVerification;
+  /**
+   * For a vendor that posts several kinds of event to one URL (Africa's Talking's voice callback gets
+   * the end of the call too; Infobip's call events all come to one subscription): the route this
+   * webhook is really for. Absent: the route it came to.
+   */
+  webhookRoute?(req: WebhookRequest): WebhookRoute;
+  /**
+   * True when an inbound call is bridged by an API call (`bridgeCall` with `inboundCallId`, through the
+   * breaker) rather than by the webhook's answer alone (Infobip's Calls API); the answer still follows.
+   */
+  readonly bridgesByCall?: boolean;
   /** Throws `InvalidWebhookError` on a body that is not a valid inbound event. */
   parseInbound(channel: 'sms' | 'voice', req: WebhookRequest): InboundEvent;
   /** Throws `InvalidWebhookError` on a body that is not a valid status event. */

@@ -10,6 +10,7 @@ import { BrokerApiError, BrokerError, BrokerNetworkError, BrokerTimeoutError } f
 import { readServerSentEvents } from './sse';
 import type {
   AccountCallbackUrl,
+  AccountDefaultCountry,
   BrokerEvent,
   CpaasHealth,
   CpaasHealthEvent,
@@ -182,6 +183,16 @@ export class BrokerClient {
    */
   async setCallbackUrl(callbackUrl: string | null, options: CallOptions = {}): Promise<AccountCallbackUrl> {
     return this.json<AccountCallbackUrl>({ method: 'PUT', path: '/v1/account/callback-url', body: { callbackUrl } }, options);
+  }
+
+  /** The country whose national numbers participants may be written in (`GET /v1/account/default-country`). */
+  async getDefaultCountry(options: CallOptions = {}): Promise<AccountDefaultCountry> {
+    return this.json<AccountDefaultCountry>({ method: 'GET', path: '/v1/account/default-country' }, options);
+  }
+
+  /** Sets (or clears, with null) it: with `NG`, `08031234567` is read as `+2348031234567`; answers stay E.164. */
+  async setDefaultCountry(country: string | null, options: CallOptions = {}): Promise<AccountDefaultCountry> {
+    return this.json<AccountDefaultCountry>({ method: 'PUT', path: '/v1/account/default-country', body: { country } }, options);
   }
 
   /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */

@@ -27,6 +27,7 @@ export {
 export { ServerSentEventParser, readServerSentEvents, type ServerSentEvent } from './sse';
 export type {
   AccountCallbackUrl,
+  AccountDefaultCountry,
   BreakerState,
   BreakerTransition,
   BrokerEvent,

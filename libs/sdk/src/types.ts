@@ -119,6 +119,12 @@ export interface ProblemDetails {
   [extension: string]: unknown;
 }
 
+/** `GET` and `PUT /v1/account/default-country`. */
+export interface AccountDefaultCountry {
+  /** ISO 3166 alpha-2 (`NG`): participant numbers written without `+` are read as this country's; null: E.164 only. */
+  country: string | null;
+}
+
 /** `GET` and `PUT /v1/account/callback-url`. */
 export interface AccountCallbackUrl {
   /** Where session events go when a session has no callbackUrl of its own; null when unset. */

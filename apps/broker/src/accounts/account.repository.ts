@@ -99,4 +99,9 @@ export class AccountRepository {
     if (allowSpecialRate !== undefined) account.allowSpecialRate = allowSpecialRate;
     return accounts.save(account);
   }
+
+  async setDefaultCountry(id: string, country: string | null): Promise<string | null> {
+    await this.dataSource.getRepository(Account).update({ id }, { defaultCountry: country });
+    return country;
+  }
 }

@@ -88,6 +88,15 @@ export class AccountsService implements OnApplicationBootstrap {
     const account = await this.accounts.setDestinations(accountId, countries, allowSpecialRate);
     return account ? { account, keys: await this.accounts.keysOf(accountId) } : null;
   }
+
+  /** The account's default country (null: participants are E.164 only). */
+  async defaultCountry(accountId: string): Promise<string | null> {
+    return (await this.accounts.find(accountId))?.defaultCountry ?? null;
+  }
+
+  async setDefaultCountry(accountId: string, country: string | null): Promise<string | null> {
+    return this.accounts.setDefaultCountry(accountId, country);
+  }
 }
 
 function stored(key: string, label: string | null): NewApiKey {

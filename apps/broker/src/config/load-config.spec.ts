@@ -72,7 +72,11 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
     ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter or name=adapter:http/],
-    ['PROVIDERS', 'a=plivo:http://x', /PROVIDERS entry "a" names adapter "plivo"; known adapters: sim, twilio/],
+    [
+      'PROVIDERS',
+      'a=plivo:http://x',
+      /PROVIDERS entry "a" names adapter "plivo"; known adapters: sim, twilio, vonage, africastalking, infobip/,
+    ],
     ['PROVIDERS', 'a=sim', /PROVIDERS entry "a" needs the simulator's URL: a=sim:http:\/\/host:port/],
     ['PUBLIC_URL', 'ftp://broker.example', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
     ['PUBLIC_URL', 'https://broker.example/?a=1', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
@@ -304,6 +308,57 @@ describe('Vonage provider configuration', () => {
     const bad = '-----BEGIN PRIVATE KEY-----\nsecret-material\n-----END PRIVATE KEY-----';
     expect(problem({ ...vonage, PROVIDER_FAILOVER_PRIVATE_KEY: bad })).not.toContain('secret-material');
     expect(problem({ ...vonage, PROVIDER_FAILOVER_API_SECRET: 'has space' })).not.toContain('has space');
+  });
+});
+
+describe("Nigerian vendors' credentials (PROVIDERS=primary=africastalking,failover=infobip)", () => {
+  const nigeria = {
+    PROVIDERS: 'primary=africastalking,failover=infobip',
+    PUBLIC_URL: 'https://broker.example.com',
+    PROVIDER_PRIMARY_USERNAME: 'lagos-rides',
+    PROVIDER_PRIMARY_API_KEY: 'atsk_' + '0123456789abcdef'.repeat(4),
+    PROVIDER_PRIMARY_WEBHOOK_TOKEN: 'p'.repeat(40),
+    PROVIDER_FAILOVER_API_KEY: '0123456789abcdef0123456789abcdef-0a1b2c3d',
+    PROVIDER_FAILOVER_WEBHOOK_TOKEN: 'f'.repeat(40),
+  };
+  const problem = (env: Record<string, string | undefined>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it('reads both, secrets as Secret', () => {
+    const [primary, failover] = loadConfig(nigeria).providers;
+    expect(primary).toMatchObject({ name: 'primary', adapter: 'africastalking', credentials: { username: 'lagos-rides' } });
+    expect(String(primary.credentials.apiKey)).toBe('[secret]');
+    expect(String(primary.credentials.webhookToken)).toBe('[secret]');
+    expect(failover).toMatchObject({ name: 'failover', adapter: 'infobip' });
+    expect(String(failover.credentials.apiKey)).toBe('[secret]');
+    expect(
+      loadConfig({ ...nigeria, PROVIDERS: 'primary=africastalking:http://127.0.0.1:4999,failover=infobip' }).providers[0].baseUrl,
+    ).toBe('http://127.0.0.1:4999');
+  });
+
+  it.each([
+    ['PROVIDER_PRIMARY_USERNAME', undefined, /PROVIDER_PRIMARY_USERNAME is required for provider "primary" \(africastalking\)/],
+    ['PROVIDER_PRIMARY_USERNAME', 'two words', /PROVIDER_PRIMARY_USERNAME must be the application's username \(.*\(got "two words"\)/],
+    ['PROVIDER_PRIMARY_API_KEY', 'short', /PROVIDER_PRIMARY_API_KEY must be the application's API key/],
+    ['PROVIDER_PRIMARY_WEBHOOK_TOKEN', undefined, /PROVIDER_PRIMARY_WEBHOOK_TOKEN is required for provider "primary" \(africastalking\)/],
+    ['PROVIDER_PRIMARY_WEBHOOK_TOKEN', 'too-short', /PROVIDER_PRIMARY_WEBHOOK_TOKEN must be 32 to 128 letters/],
+    ['PROVIDER_FAILOVER_API_KEY', undefined, /PROVIDER_FAILOVER_API_KEY is required for provider "failover" \(infobip\)/],
+    ['PROVIDER_FAILOVER_WEBHOOK_TOKEN', 'x'.repeat(31), /PROVIDER_FAILOVER_WEBHOOK_TOKEN must be 32 to 128/],
+    ['PUBLIC_URL', undefined, /PUBLIC_URL is required when a real vendor is configured \(provider "primary" uses africastalking\)/],
+  ])('refuses %s=%p with a line naming it', (name, value, message) => {
+    expect(problem({ ...nigeria, [name]: value })).toMatch(message);
+  });
+
+  it('never echoes a refused key or token', () => {
+    expect(problem({ ...nigeria, PROVIDER_PRIMARY_WEBHOOK_TOKEN: 'secret token!' })).not.toContain('secret token!');
+    expect(problem({ ...nigeria, PROVIDER_FAILOVER_API_KEY: 'bad key value' })).not.toContain('bad key value');
   });
 });
 

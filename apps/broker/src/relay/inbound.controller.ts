@@ -40,6 +40,10 @@ export class InboundController {
   @HttpCode(200)
   async status(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, 'status', req);
+    await this.statusOf(name, provider, webhook, res);
+  }
+
+  private async statusOf(name: string, provider: ProviderWebhooks, webhook: WebhookRequest, res: Response): Promise<void> {
     const event = parse(() => provider.parseStatus(webhook));
     const matched = await this.relay.status(name, event);
     send(res, provider.statusAnswer({ matched }));
@@ -47,6 +51,8 @@ export class InboundController {
 
   private async inbound(name: string, channel: 'sms' | 'voice', req: RawBodyRequest<Request>, res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, channel === 'sms' ? 'inbound/sms' : 'inbound/voice', req);
+    // A vendor that posts a call's end (or every call event) to the voice URL: that one is a status.
+    if (provider.webhookRoute?.(webhook) === 'status') return this.statusOf(name, provider, webhook, res);
     const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
     if (answer.kind === 'not-our-number')

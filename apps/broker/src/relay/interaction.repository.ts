@@ -54,8 +54,8 @@ export abstract class InteractionRepository {
   abstract hasRef(provider: string, ref: string): Promise<boolean>;
   /** A pending SMS relay, due now; a webhook delivered twice gives back the interaction of the first. */
   abstract recordSms(sms: InboundSms): Promise<Interaction>;
-  /** A bridged call; a webhook delivered twice records it once. */
-  abstract recordCall(call: BridgedCall): Promise<void>;
+  /** A bridged call; a webhook delivered twice records it once (true when this one was the first). */
+  abstract recordCall(call: BridgedCall): Promise<boolean>;
   /** Up to `limit` pending relays whose next attempt is due, longest due first. */
   abstract due(limit: number): Promise<string[]>;
   /** Whether `number` is one of the proxy numbers `provider` holds. */
@@ -107,13 +107,15 @@ export class PostgresInteractionRepository implements InteractionRepository {
     return interactions.findOneByOrFail({ id: inserted[0].id });
   }
 
-  async recordCall(call: BridgedCall): Promise<void> {
-    await this.dataSource.query(
+  async recordCall(call: BridgedCall): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
       `INSERT INTO interactions (session_id, channel, from_number, to_number, status, provider_event_id, provider_ref)
        VALUES ($1, 'voice', $2, $3, 'bridged', $4, $5)
-       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING`,
+       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING
+       RETURNING 1`,
       [call.sessionId, call.from, call.to, call.eventId, call.callId],
     );
+    return rows.length > 0;
   }
 
   async due(limit: number): Promise<string[]> {

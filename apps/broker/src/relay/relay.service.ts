@@ -226,7 +226,31 @@ export class RelayService {
   }
 
   private async bridge(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<InboundAnswer> {
-    await this.interactions.recordCall({ sessionId: session.id, from: event.from, to, eventId: event.eventId, callId: event.callId });
+    const first = await this.interactions.recordCall({
+      sessionId: session.id,
+      from: event.from,
+      to,
+      eventId: event.eventId,
+      callId: event.callId,
+    });
+    if (first && this.registry.webhooks(session.provider).bridgesByCall) {
+      // The vendor bridges by an API call (Infobip's dialogs), once per call however often it sends the
+      // webhook: its outcome feeds the breaker now; a refusal settles the call as failed (the breaker
+      // has it already, from the call itself).
+      const placed = await this.registry.call(session.provider, 'call', false, (p) =>
+        p.bridgeCall({ from: session.proxyNumber, to, inboundCallId: event.callId }),
+      );
+      if (!placed.ok)
+        await this.callOutcome(session.provider, {
+          type: 'call.failed',
+          eventId: `${event.callId}:bridge`,
+          callId: event.callId,
+          from: event.from,
+          to,
+          reason: `the bridge could not be requested (${placed.failure.cause}${placed.failure.status ? `, HTTP ${placed.failure.status}` : ''})`,
+          at: event.at,
+        });
+    }
     return {
       kind: 'answer',
       answer: this.registry.webhooks(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),

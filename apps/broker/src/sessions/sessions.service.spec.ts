@@ -10,7 +10,9 @@ import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../
 import { ProblemException } from '../common/problem';
 import { loadConfig } from '../config';
 import { AppLogger } from '../logging/app-logger';
+import type { DestinationCache } from '../destinations/destination-cache';
 import type { DestinationPolicy } from '../destinations/destination-policy';
+import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { CallbackUrlValidator } from '../notifications';
 import type { ProviderRegistry } from '../providers/provider-registry';
@@ -119,6 +121,8 @@ describe('SessionsService', () => {
       new BrokerMetrics(),
       new CallbackUrlValidator(config),
       destinations,
+      // An account without a default country: participants are E.164, as the bodies here write them.
+      new ParticipantNumbers({ view: () => Promise.resolve(null) } as unknown as DestinationCache),
     );
   };
 

@@ -10,6 +10,7 @@ import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
 import { InteractionRepository } from '../relay/interaction.repository';
 import { DestinationPolicy } from '../destinations/destination-policy';
+import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
@@ -46,6 +47,7 @@ export class SessionsService {
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
     private readonly destinations: DestinationPolicy,
+    private readonly participantNumbers: ParticipantNumbers,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
@@ -61,7 +63,11 @@ export class SessionsService {
   ): Promise<SessionDto> {
     const work: CreateWork = { reqId: requestId ?? undefined, accountId, idempotencyKey: idempotencyKey ?? undefined };
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
-    const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
+    // E.164, or the account's national numbers (its default country): stored and answered in E.164.
+    const participants = (await this.participantNumbers.read(accountId, [body.participants[0].number, body.participants[1].number])) as [
+      string,
+      string,
+    ];
     await this.destinations.assertAllowed(accountId, body.channel, participants);
     const attempts: Attempt[] = [];
     let overLimit: ParticipantLimitError | undefined;

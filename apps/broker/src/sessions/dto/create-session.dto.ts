@@ -16,16 +16,24 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { E164 } from '../../numbers/dto/proxy-number.dto';
 import type { Channel } from '../../numbers/proxy-number.entity';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 export const MAX_METADATA_BYTES = 4096;
 
+/** A phone number as written: E.164, or national digits (read with the account's default country by ParticipantNumbers). */
+const WRITTEN_NUMBER = /^\+?[0-9][0-9 ().-]{4,24}$/;
+
 export class ParticipantDto {
-  @ApiProperty({ example: '+2348030000001', description: 'E.164' })
-  @Matches(E164, { message: 'number must be an E.164 number, like +2348030000001' })
+  @ApiProperty({
+    example: '+2348030000001',
+    description:
+      'E.164; or, once the account has a default country (PUT /v1/account/default-country), a national number such as 08030000001. Answers are E.164.',
+  })
+  @Matches(WRITTEN_NUMBER, {
+    message: 'number must be an E.164 number, like +2348030000001 (or a national number once the account has a default country)',
+  })
   number: string;
 }
 
