@@ -13,6 +13,7 @@ import { ActivateSessionFunction1796097000000 } from './1796097000000-ActivateSe
 import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSessionFunction';
 import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
+import { ConversationSessions1796120000000 } from './1796120000000-ConversationSessions';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -31,4 +32,5 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
+  ConversationSessions1796120000000,
 ];
