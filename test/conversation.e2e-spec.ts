@@ -91,10 +91,16 @@ describe('conversation sessions', () => {
       ['a channel twice', { channel: undefined, channels: ['sms', 'sms'] }, /each channel once/],
       ['not a list', { channel: undefined, channels: 'sms' }, /non-empty list/],
       ['channel and channels that disagree', { channel: 'sms', channels: ['voice', 'sms'] }, /disagree/],
+      ['a null list', { channel: undefined, channels: null }, /non-empty list/],
     ])('refuses %s with a 400 naming channels', async (_what, extra, message) => {
       const res = await createSession(broker.url, sessionBody(freshPair(), extra)).expect(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body.errors).toEqual([{ field: 'channels', message: expect.stringMatching(message) }]);
+    });
+
+    it('refuses a null channel with a 400 naming it', async () => {
+      const res = await createSession(broker.url, sessionBody(freshPair(), { channel: null })).expect(400);
+      expect(res.body.errors).toEqual([{ field: 'channel', message: 'channel must be voice or sms' }]);
     });
 
     it('does not bridge a call into an sms-only session: the out-of-session answer, recorded as such', async () => {

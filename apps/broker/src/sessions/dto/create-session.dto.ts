@@ -14,6 +14,7 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateIf,
   ValidateNested,
   registerDecorator,
   type ValidationArguments,
@@ -105,7 +106,8 @@ export class CreateSessionDto {
     deprecated: true,
     description: 'The older way to name one channel; `channels: ["sms"]` says the same.',
   })
-  @IsOptional()
+  // Left out is fine (channels says it); null is not a channel.
+  @ValidateIf((dto: CreateSessionDto) => dto.channel !== undefined)
   @IsIn(['voice', 'sms'], { message: 'channel must be voice or sms' })
   channel?: Channel;
 
