@@ -1,7 +1,8 @@
 /**
  * The SQL of a reservation: a proxy number and a `pending` session for two participants, the
  * removal of a reservation whose binding failed, and the freeing of participants whose sessions
- * passed their expiresAt unswept. SessionAllocator decides when; this class only talks to PostgreSQL.
+ * passed their inactiveAt (expiresAt or the idle deadline) unswept. SessionAllocator decides when, on the
+ * broker's clock; this class only talks to PostgreSQL.
  *
  * A reservation is one statement (RESERVE_SQL, a call of the function `broker_reserve_session`). It picks a shared number only where the account
  * holds fewer than SESSION_PARTICIPANT_LIMIT shared-pool sessions with both participants, and gives
