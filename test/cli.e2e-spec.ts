@@ -195,6 +195,51 @@ describe('operator CLI against the running broker', () => {
     expect(wrongToken).toBe(1);
   });
 
+  it('shows an account’s session with its channels, sends a text into it and lists its interactions, with the API key', async () => {
+    const created = await fetch(`${broker.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        channels: ['voice', 'sms'],
+        participants: [{ number: '+2348035550001' }, { number: '+2348035550002' }],
+        idleTtlSeconds: 600,
+      }),
+    });
+    const session = (await created.json()) as { id: string; proxyNumber: string };
+    const as = async (...argv: string[]): Promise<CliResult> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { url: broker.url, apiKey: API_KEY }, { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+
+    const shown = await as('sessions', 'show', session.id);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('channels     voice,sms');
+    expect(shown.out).toContain(`proxy        ${session.proxyNumber} on primary`);
+    expect(shown.out).toMatch(/or 600 s after its last interaction/);
+
+    const sent = await as('sessions', 'message', session.id, '+2348035550001', 'Your driver has arrived');
+    expect(sent).toMatchObject({ code: 0, err: '' });
+    expect(sent.out).toMatch(new RegExp(`^sent  \\S+  sms  \\${session.proxyNumber} -> \\+2348035550001  relayed$`));
+
+    const listed = await as('sessions', 'interactions', session.id);
+    expect(listed.out).toMatch(/^INTERACTION\s+CHANNEL\s+FROM\s+TO\s+STATUS/);
+    expect(listed.out).toMatch(/\ssms\s+\+\d+\s+\+2348035550001\s+relayed\s/);
+
+    // An admin token is not an account's key; a session of another account, or none, is the broker's 404.
+    expect(await cli('sessions', 'show', session.id)).toEqual({
+      code: 2,
+      out: '',
+      err: 'broker: no API key: pass --api-key or set BROKER_API_KEY (see --help)',
+    });
+    const missing = await as('sessions', 'show', '7f1d5c0a-0000-4000-8000-000000000000');
+    expect(missing).toMatchObject({ code: 1, err: 'broker: No session with this id exists for your account. (404 Session not found)' });
+    const notParticipant = await as('sessions', 'message', session.id, '+2348035550009', 'hi');
+    expect(notParticipant.code).toBe(1);
+    expect(notParticipant.err).toMatch(/not a participant.*\(422 Not a participant\)$/);
+  });
+
   it('runs as `npm run broker -- <command>`, reading BROKER_URL and ADMIN_TOKEN', async () => {
     const result = await new Promise<CliResult>((done, fail) => {
       const child = spawn('npm', ['run', '--silent', 'broker', '--', 'providers', 'list'], {

@@ -100,6 +100,15 @@ describe('the statements of a create', () => {
     expect(breakers(onFollower.all())).toEqual(['SELECT pg_notify($1, $2)']);
   });
 
+  it('runs the same statements for a session with both channels as for one with one (issue #28)', async () => {
+    const both = (pair: [string, string]) => sessionBody(pair, { channel: undefined, channels: ['voice', 'sms'] });
+    await createSession(leader.url, both(freshPair())).expect(201);
+    const one = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));
+    const two = await statementsOf(leader, () => createSession(leader.url, both(freshPair())).expect(201));
+    expect(one.during.length).toBeGreaterThan(0);
+    expect(two.during.map((s) => s.query)).toEqual(one.during.map((s) => s.query));
+  });
+
   it('does not read the allowed destinations: the check answers from memory (issue #19)', async () => {
     await createSession(leader.url, sessionBody(freshPair())).expect(201);
     const create = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));

@@ -116,6 +116,14 @@ describe('ops page in headless Chromium', () => {
       expect(await text(page, 'article[data-provider="failover"] [data-field="state"]')).toBe('CLOSED');
       await eventually(async () => (await text(page, '#transitions tbody tr[data-provider="primary"]')).includes('CLOSED → OPEN'), 300);
       expect(await page.locator('#timeline svg circle').count()).toBeGreaterThan(0);
+      // The failover carries the two sessions now, by their channels, and its pool by what its numbers carry.
+      await eventually(
+        async () => (await text(page, 'article[data-provider="failover"] dd[data-field="Active sessions"]')) === '2 (sms 2)',
+        300,
+      );
+      expect(await text(page, 'article[data-provider="failover"] dd[data-field="Pool"]')).toMatch(
+        /numbers in use; 10 carry voice, 10 sms$/,
+      );
       expect(await page.evaluate('document.body.dataset.loadedOnce')).toBe('yes');
 
       await mkdir('reports', { recursive: true });

@@ -114,7 +114,8 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
 
   async function create(): Promise<{ id: string; provider: string; proxyNumber: string; participants: [string, string] }> {
     const participants = pair();
-    const res = await createSession(broker.url, sessionBody(participants));
+    // Texts and calls both go through these sessions: they carry both channels (a channel is enforced).
+    const res = await createSession(broker.url, sessionBody(participants, { channel: undefined, channels: ['voice', 'sms'] }));
     createStatuses.push(res.status);
     return { ...(res.body as { id: string; provider: string; proxyNumber: string }), participants };
   }

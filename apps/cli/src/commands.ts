@@ -1,5 +1,5 @@
 /** Every CLI command: its words, arguments, options, one-line summary, and what it does. */
-import type { ProviderHealth } from '@app/sdk';
+import type { BrokerClient, Interaction, ProviderHealth, Session } from '@app/sdk';
 import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
 import { UsageError } from './usage-error';
@@ -7,7 +7,10 @@ import { UsageError } from './usage-error';
 export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | 'special-rate';
 
 export interface CommandContext {
-  api: AdminApi;
+  /** The admin API (ADMIN_TOKEN); read only by the commands that use it. */
+  readonly api: AdminApi;
+  /** The account API (an API key), for the `sessions` commands; read only by them. */
+  readonly account: BrokerClient;
   args: string[];
   options: Partial<Record<CommandOption, string>>;
   /** Print the raw JSON answers instead of text. */
@@ -17,6 +20,8 @@ export interface CommandContext {
 
 export interface Command {
   words: [string, string];
+  /** Whose credentials it needs: the admin token (the default) or an account's API key. */
+  auth?: 'admin' | 'account';
   args: string[];
   /** `args` after this many are optional. */
   required?: number;
@@ -51,6 +56,24 @@ function importLines(result: NumberImportView): string[] {
   ];
 }
 
+function sessionLines(session: Session): string[] {
+  const participants = session.participants.map((p) => p.number).join(', ');
+  return [
+    `session      ${session.id}`,
+    `status       ${session.status}${session.expiredReason ? ` (${session.expiredReason})` : ''}`,
+    `channels     ${session.channels.join(',')}`,
+    `proxy        ${session.proxyNumber} on ${session.provider}`,
+    `participants ${participants}`,
+    `expires      ${session.expiresAt}${session.idleTtlSeconds ? `, or ${session.idleTtlSeconds} s after its last interaction` : ''}`,
+    `last         ${session.lastInteractionAt ?? 'no interaction yet'}`,
+    ...(session.uniqueName ? [`name         ${session.uniqueName}`] : []),
+  ];
+}
+
+function interactionLine(interaction: Interaction): string {
+  return `${interaction.id}  ${interaction.channel}  ${interaction.from} -> ${interaction.to}  ${interaction.status}`;
+}
+
 function capabilities(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const list = value
@@ -63,6 +86,47 @@ function capabilities(value: string | undefined): string[] | undefined {
 }
 
 export const COMMANDS: Command[] = [
+  {
+    words: ['sessions', 'show'],
+    args: ['id'],
+    options: [],
+    auth: 'account',
+    summary: 'show one of the account’s sessions: channels, proxy number, expiry (needs the account’s API key)',
+    async run(context) {
+      const session = await context.account.getSession(context.args[0]);
+      output(context, session, () => sessionLines(session).join('\n'));
+    },
+  },
+  {
+    words: ['sessions', 'interactions'],
+    args: ['id'],
+    options: [],
+    auth: 'account',
+    summary: 'list a session’s calls and messages, with the channel and status of each (needs the account’s API key)',
+    async run(context) {
+      const interactions = await context.account.listInteractions(context.args[0]);
+      output(context, { interactions }, () =>
+        interactions.length === 0
+          ? 'No interactions.'
+          : table(
+              ['INTERACTION', 'CHANNEL', 'FROM', 'TO', 'STATUS', 'AT'],
+              interactions.map((i) => [i.id, i.channel, i.from, i.to, i.status, i.createdAt]),
+            ),
+      );
+    },
+  },
+  {
+    words: ['sessions', 'message'],
+    args: ['id', 'to', 'text'],
+    options: [],
+    auth: 'account',
+    summary: 'send a text from the session’s proxy number to one participant (needs the account’s API key)',
+    async run(context) {
+      const [id, to, text] = context.args;
+      const sent = await context.account.sendMessage(id, { to, text });
+      output(context, sent, () => `sent  ${interactionLine(sent)}`);
+    },
+  },
   {
     words: ['accounts', 'create'],
     args: ['name'],

@@ -120,3 +120,44 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 });
+
+describe('BrokerClient.sendMessage', () => {
+  const accepted: Answer = (res) =>
+    res
+      .writeHead(202, { 'content-type': 'application/json' })
+      .end(
+        '{"id":"i1","channel":"sms","from":"+2349010000001","to":"+2348030000001","status":"relayed","createdAt":"2031-01-01T00:00:00.000Z"}',
+      );
+
+  it('sends one Idempotency-Key and reuses it on every retry, so a retried send never sends twice', async () => {
+    const answer: Answer = (res, attempt) =>
+      attempt < 3 ? res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"status":503}') : accepted(res, attempt);
+    await withServer(answer, async (url, seen) => {
+      const client = new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 });
+      const sent = await client.sendMessage('s1', { to: '+2348030000001', text: 'hi' });
+      expect(seen).toHaveLength(3);
+      const keys = seen.map((h) => h['idempotency-key']);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Set(keys)).toEqual(new Set([keys[0]]));
+      expect(sent).toMatchObject({ id: 'i1', status: 'relayed', idempotencyKey: keys[0], replayed: false });
+    });
+  });
+
+  it('sends the key it is given, and says when the broker replayed an earlier answer', async () => {
+    const replayed: Answer = (res) =>
+      res
+        .writeHead(202, { 'content-type': 'application/json', 'idempotent-replayed': 'true' })
+        .end(
+          '{"id":"i1","channel":"sms","from":"+2349010000001","to":"+2348030000001","status":"relayed","createdAt":"2031-01-01T00:00:00.000Z"}',
+        );
+    await withServer(replayed, async (url, seen) => {
+      const sent = await new BrokerClient({ baseUrl: url, apiKey: 'k' }).sendMessage(
+        's1',
+        { to: '+2348030000001', text: 'hi' },
+        { idempotencyKey: 'ride-1-arrived' },
+      );
+      expect(seen[0]['idempotency-key']).toBe('ride-1-arrived');
+      expect(sent).toMatchObject({ idempotencyKey: 'ride-1-arrived', replayed: true });
+    });
+  });
+});

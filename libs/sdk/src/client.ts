@@ -11,6 +11,7 @@ import { readServerSentEvents } from './sse';
 import type {
   AccountCallbackUrl,
   AccountDefaultCountry,
+  AccountInterceptUrl,
   BrokerEvent,
   CpaasHealth,
   CpaasHealthEvent,
@@ -22,6 +23,7 @@ import type {
   ListSessionsQuery,
   RevealedWebhookSecret,
   RotatedWebhookSecret,
+  SendMessageInput,
   Session,
   SessionPage,
   WebhookSecretStatus,
@@ -64,6 +66,18 @@ export interface CallOptions {
 export interface CreateSessionOptions extends CallOptions {
   /** Default: a fresh UUID; pass your own to make a create safe to repeat across your own restarts. */
   idempotencyKey?: string;
+}
+
+export interface SendMessageOptions extends CallOptions {
+  /** Default: a fresh UUID, reused by every retry of the call; pass your own to make a send safe to repeat across restarts. */
+  idempotencyKey?: string;
+}
+
+export interface SentMessage extends Interaction {
+  /** The Idempotency-Key the message was sent with. */
+  readonly idempotencyKey: string;
+  /** True when the broker answered with the stored response of an earlier request with this key. */
+  readonly replayed: boolean;
 }
 
 export interface CreatedSession extends Session {
@@ -145,7 +159,7 @@ export class BrokerClient {
     let cursor: string | undefined = query.cursor;
     do {
       const page: SessionPage = await this.json<SessionPage>(
-        { method: 'GET', path: '/v1/sessions', query: { status: query.status, limit: query.limit, cursor } },
+        { method: 'GET', path: '/v1/sessions', query: { status: query.status, uniqueName: query.uniqueName, limit: query.limit, cursor } },
         options,
       );
       yield page;
@@ -156,6 +170,26 @@ export class BrokerClient {
   /** Closes the session (no new relays); answers the closed session. */
   async closeSession(id: string, options: CallOptions = {}): Promise<Session> {
     return this.json<Session>({ method: 'DELETE', path: `/v1/sessions/${encodeURIComponent(id)}` }, options);
+  }
+
+  /**
+   * Sends a text from the session's proxy number to one participant (202: accepted, relayed or queued). Durable
+   * and retried by the broker like a relay (`message.relayed` / `message.failed`). Sends an Idempotency-Key (a
+   * fresh UUID unless given) and reuses it on every retry, so a retried send never sends twice.
+   */
+  async sendMessage(sessionId: string, input: SendMessageInput, options: SendMessageOptions = {}): Promise<SentMessage> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const response = await this.send(
+      {
+        method: 'POST',
+        path: `/v1/sessions/${encodeURIComponent(sessionId)}/messages`,
+        body: input,
+        headers: { 'idempotency-key': idempotencyKey },
+      },
+      options,
+    );
+    const interaction = (await response.json()) as Interaction;
+    return { ...interaction, idempotencyKey, replayed: response.headers.get('idempotent-replayed') === 'true' };
   }
 
   async listInteractions(sessionId: string, options: CallOptions = {}): Promise<Interaction[]> {
@@ -193,6 +227,19 @@ export class BrokerClient {
   /** Sets (or clears, with null) it: with `NG`, `08031234567` is read as `+2348031234567`; answers stay E.164. */
   async setDefaultCountry(country: string | null, options: CallOptions = {}): Promise<AccountDefaultCountry> {
     return this.json<AccountDefaultCountry>({ method: 'PUT', path: '/v1/account/default-country', body: { country } }, options);
+  }
+
+  /** The account's intercept URL (`GET /v1/account/intercept-url`). */
+  async getInterceptUrl(options: CallOptions = {}): Promise<AccountInterceptUrl> {
+    return this.json<AccountInterceptUrl>({ method: 'GET', path: '/v1/account/intercept-url' }, options);
+  }
+
+  /**
+   * Sets (or clears, with null) the URL asked before each relay and bridge of the account's sessions that name
+   * no interceptUrl of their own: answer 2xx to let it through, 403 to block it (`constructInterceptRequest`).
+   */
+  async setInterceptUrl(interceptUrl: string | null, options: CallOptions = {}): Promise<AccountInterceptUrl> {
+    return this.json<AccountInterceptUrl>({ method: 'PUT', path: '/v1/account/intercept-url', body: { interceptUrl } }, options);
   }
 
   /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */

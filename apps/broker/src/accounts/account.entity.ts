@@ -14,6 +14,10 @@ export class Account {
   @Column({ name: 'default_callback_url', type: 'text', nullable: true })
   defaultCallbackUrl: string | null;
 
+  /** Asked before every relay and bridge of a session that names no interceptUrl of its own (`PUT /v1/account/intercept-url`). */
+  @Column({ name: 'intercept_url', type: 'text', nullable: true })
+  interceptUrl: string | null;
+
   /**
    * ISO 3166 countries this account may connect participants in; null: the countries of the
    * pool's numbers (docs/security.md). Widened by the admin API and `broker accounts destinations`.

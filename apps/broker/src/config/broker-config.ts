@@ -60,6 +60,11 @@ export interface BrokerConfig {
     /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
     participantLimit: number;
   };
+  /** The synchronous question asked before each relay and bridge of a session with an intercept URL. */
+  intercept: {
+    timeoutMs: number;
+    onError: 'allow' | 'block';
+  };
   notifications: {
     opsWebhookUrl?: string;
     opsWebhookSecret?: string;

@@ -211,6 +211,14 @@ export class EnvironmentVariables {
   @MaxLength(480)
   OUT_OF_SESSION_REPLY = 'reject';
 
+  /** How long the broker waits for an intercept URL's answer before INTERCEPT_ON_ERROR decides. */
+  @IntVar(10, 30_000)
+  INTERCEPT_TIMEOUT_MS = 2_000;
+
+  /** What an intercept that does not answer 2xx or 403 in time decides: let the interaction through, or block it. */
+  @IsIn(['allow', 'block'], { message: 'INTERCEPT_ON_ERROR must be allow or block' })
+  INTERCEPT_ON_ERROR: 'allow' | 'block' = 'allow';
+
   /** Numbers seeded on each simulated provider at start-up (simulated setup only). */
   @IntVar(0, 1000)
   SIM_SEED_NUMBERS = 10;

@@ -379,3 +379,17 @@ describe('database pool settings', () => {
     expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '86400001' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
   });
 });
+
+describe('intercept settings', () => {
+  it('waits 2 000 ms for an intercept and lets the interaction through when it does not answer', () => {
+    expect(loadConfig({}).intercept).toEqual({ timeoutMs: 2_000, onError: 'allow' });
+  });
+
+  it('takes INTERCEPT_TIMEOUT_MS from 10 to 30 000 and INTERCEPT_ON_ERROR allow or block', () => {
+    expect(loadConfig({ INTERCEPT_TIMEOUT_MS: '10', INTERCEPT_ON_ERROR: 'block' }).intercept).toEqual({ timeoutMs: 10, onError: 'block' });
+    expect(loadConfig({ INTERCEPT_TIMEOUT_MS: '30000' }).intercept.timeoutMs).toBe(30_000);
+    expect(() => loadConfig({ INTERCEPT_TIMEOUT_MS: '9' })).toThrow(/INTERCEPT_TIMEOUT_MS must be an integer from 10 to 30000/);
+    expect(() => loadConfig({ INTERCEPT_TIMEOUT_MS: '30001' })).toThrow(/INTERCEPT_TIMEOUT_MS/);
+    expect(() => loadConfig({ INTERCEPT_ON_ERROR: 'deny' })).toThrow(/INTERCEPT_ON_ERROR must be allow or block/);
+  });
+});

@@ -116,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       simSeedNumbers: vars.SIM_SEED_NUMBERS,
       participantLimit: vars.SESSION_PARTICIPANT_LIMIT,
     },
+    intercept: { timeoutMs: vars.INTERCEPT_TIMEOUT_MS, onError: vars.INTERCEPT_ON_ERROR },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
       opsWebhookSecret: vars.OPS_WEBHOOK_SECRET,

@@ -86,6 +86,22 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /** outcome: allowed (2xx), blocked (403), timeout (no answer within INTERCEPT_TIMEOUT_MS), error; decision: what was done. */
+  readonly interceptRequests = new Counter({
+    name: 'broker_intercept_requests_total',
+    help: 'Intercept requests before a relay or a bridge, by outcome and by the decision taken (INTERCEPT_ON_ERROR decides on timeout and error)',
+    labelNames: ['outcome', 'decision'] as const,
+    registers: [this.registry],
+  });
+
+  readonly interceptDuration = new Histogram({
+    name: 'broker_intercept_duration_seconds',
+    help: 'Time an inbound text or call waited for its intercept URL, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+
   /**
    * How late a 100 ms timer fires: a stall of the event loop (GC, synchronous work) shows as one
    * observation of its length. Cumulative, so any number of scrapers can rate() it; prom-client's

@@ -32,8 +32,11 @@ export interface LeaseHolder {
 }
 
 export interface PoolUsageRows {
-  numbers: Array<{ provider: string; total: number; enabled: number }>;
+  /** `voice`, `sms`: enabled numbers carrying each channel. */
+  numbers: Array<{ provider: string; total: number; enabled: number; voice: number; sms: number }>;
   perNumber: Array<{ provider: string; proxy_number_id: string; active: number }>;
+  /** Active sessions per provider and channels (`voice`, `sms`, `voice+sms`). */
+  perChannels: Array<{ provider: string; channels: string; active: number }>;
 }
 
 /** Notified on every persisted change, so other replicas adopt it (see ProviderStateSync). */
@@ -164,13 +167,21 @@ export class ProviderStateRepository {
 
   async poolUsage(): Promise<PoolUsageRows> {
     const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
-      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,
+      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
+              (count(*) FILTER (WHERE enabled AND 'voice' = ANY(capabilities)))::int AS voice,
+              (count(*) FILTER (WHERE enabled AND 'sms' = ANY(capabilities)))::int AS sms
+         FROM proxy_numbers GROUP BY provider`,
     );
+    // inactive_at: a session idle past its idleTtlSeconds carries no load, as one past its expiresAt.
     const perNumber: PoolUsageRows['perNumber'] = await this.dataSource.query(
       `SELECT provider, proxy_number_id, count(*)::int AS active
-         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider, proxy_number_id`,
+         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, proxy_number_id`,
     );
-    return { numbers, perNumber };
+    const perChannels: PoolUsageRows['perChannels'] = await this.dataSource.query(
+      `SELECT provider, array_to_string(channels, '+') AS channels, count(*)::int AS active
+         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, channels`,
+    );
+    return { numbers, perNumber, perChannels };
   }
 }
 

@@ -14,6 +14,7 @@ import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSess
 import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
 import { AccountDefaultCountry1796140000000 } from './1796140000000-AccountDefaultCountry';
+import { ConversationSessions1796120000000 } from './1796120000000-ConversationSessions';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
@@ -32,5 +33,6 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
+  ConversationSessions1796120000000,
   AccountDefaultCountry1796140000000,
 ];

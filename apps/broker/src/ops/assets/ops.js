@@ -27,6 +27,7 @@
     'probes',
     'probeSuccesses',
     'activeSessions',
+    'activeSessionsByChannels',
     'pool',
   ];
 
@@ -92,7 +93,8 @@
     if (value === null || value === undefined) return '—';
     if (typeof value !== 'object') return String(value);
     if (typeof value.inUse === 'number' && typeof value.total === 'number') {
-      return value.inUse + ' / ' + value.total + ' numbers in use';
+      var carrying = typeof value.voice === 'number' ? '; ' + value.voice + ' carry voice, ' + value.sms + ' sms' : '';
+      return value.inUse + ' / ' + value.total + ' numbers in use' + carrying;
     }
     return Object.keys(value)
       .map(function (key) {
@@ -207,6 +209,21 @@
   }
 
   /** A field a newer broker adds, as a label: lastProbeAt becomes "Last probe at". */
+  /** " (voice 1, sms 4, voice+sms 7)": the active sessions by the channels they carry. */
+  function byChannels(counts) {
+    var keys = counts ? Object.keys(counts) : [];
+    if (!keys.length) return '';
+    return (
+      ' (' +
+      keys
+        .map(function (key) {
+          return key + ' ' + counts[key];
+        })
+        .join(', ') +
+      ')'
+    );
+  }
+
   function words(key) {
     var text = key
       .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
@@ -263,7 +280,7 @@
       if (p.state === 'HALF_OPEN' && typeof p.probes === 'number')
         row(list, 'Probes', (p.probeSuccesses || 0) + ' of ' + p.probes + ' succeeded');
       row(list, 'Disabled', p.disabled ? 'yes, by an operator' + (p.disabledReason ? ': ' + p.disabledReason : '') : 'no');
-      if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions));
+      if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions) + byChannels(p.activeSessionsByChannels));
       if (p.pool !== undefined) row(list, 'Pool', describe(p.pool));
       Object.keys(p).forEach(function (key) {
         if (SHOWN.indexOf(key) < 0) row(list, words(key), describe(p[key]));

@@ -52,10 +52,16 @@ export class ProviderHealthDto {
   activeSessions: number;
 
   @ApiProperty({
-    description: 'Proxy numbers: held, enabled, carrying at least one active session.',
-    example: { total: 10, enabled: 10, inUse: 3 },
+    description: 'The same, by the channels the sessions carry.',
+    example: { voice: 1, sms: 4, 'voice+sms': 7 },
   })
-  pool: { total: number; enabled: number; inUse: number };
+  activeSessionsByChannels: Record<string, number>;
+
+  @ApiProperty({
+    description: 'Proxy numbers: held, enabled, carrying at least one active session; and the enabled ones that carry voice, sms.',
+    example: { total: 10, enabled: 10, inUse: 3, voice: 10, sms: 8 },
+  })
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
 
   @ApiProperty({
     enum: ['cluster', 'replica'],
@@ -89,6 +95,7 @@ export class ProviderHealthDto {
       probes: s.probes,
       probeSuccesses: s.probeSuccesses,
       activeSessions: usage.activeSessions,
+      activeSessionsByChannels: usage.activeSessionsByChannels,
       pool: usage.pool,
       scope: leadership.scope,
       leader: leadership.leader,
