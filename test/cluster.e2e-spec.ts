@@ -81,9 +81,11 @@ describe('three replicas, one breaker', () => {
         LOG_LEVEL: 'warn',
         DATABASE_POOL_SIZE: '3',
         BREAKER_HEALTH_INTERVAL_MS: String(INTERVAL),
-        // HALF_OPEN closes on its first passing probe, so one test can take the primary back to CLOSED.
+        // HALF_OPEN closes on its first probe session (every HALF_OPEN create is one; health checks alone
+        // never close), so one test can take the primary back to CLOSED.
         BREAKER_CLOSE_AFTER_MS: '0',
         BREAKER_CLOSE_MIN_PROBES: '1',
+        BREAKER_HALF_OPEN_PROBE_SHARE: '1',
       });
       const replica = { name, url: `http://127.0.0.1:${port}`, process };
       replicas.push(replica);
@@ -151,13 +153,15 @@ describe('three replicas, one breaker', () => {
     await setFault(sim.url, 'primary', { mode: 'down' });
     await onEvery([a, b, c], (p) => p.state === 'OPEN' && p.healthPasses === 0);
     await setFault(sim.url, 'primary', { mode: 'ok' });
-    // 5 passes in a row, then the first probe in HALF_OPEN closes it (shortened close gate).
-    await onEvery([a, b, c], (p) => p.state === 'CLOSED');
-    const after = await simCalls(sim.url, 'primary', 'health');
-    const lastFail = after.map((call) => call.outcome !== 'ok').lastIndexOf(true);
+    // 5 passes in a row to HALF_OPEN; there the passing checks go on, and the first probe session closes it.
+    await onEvery([a, b, c], (p) => p.state === 'HALF_OPEN');
+    const halfOpen = await simCalls(sim.url, 'primary', 'health');
+    const lastFail = halfOpen.map((call) => call.outcome !== 'ok').lastIndexOf(true);
     expect(lastFail).toBeGreaterThanOrEqual(0);
-    // 5 passes to HALF_OPEN and one HALF_OPEN probe to close: never fewer checks than that after the reset.
-    expect(after.length - lastFail - 1).toBeGreaterThanOrEqual(6);
+    // Never fewer than 5 passing checks after the reset.
+    expect(halfOpen.length - lastFail - 1).toBeGreaterThanOrEqual(5);
+    expect(await create(b)).toBe('primary');
+    await onEvery([a, b, c], (p) => p.state === 'CLOSED');
   }, 180_000);
 
   it('opens on every replica at exactly the 5th consecutive failure cluster-wide (5 failed binds, not 13)', async () => {

@@ -24,7 +24,7 @@ describe('HealthProber cadence', () => {
 
   /** A prober over one real breaker of the library, with the faces of its collaborators it uses. */
   function setUp(leadership: { decidesHere: boolean; current: Leadership }) {
-    // The provider breaker with closing made quick: 2 passes to HALF_OPEN, then 3 probes over 60 s close it.
+    // The provider breaker with closing made quick: 2 passes to HALF_OPEN, then 3 probe calls and 60 s close it.
     const breaker = new CircuitBreaker(telephonyPolicy({ halfOpenAfterPasses: 2, closeAfterMs: 60_000, closeMinProbes: 3 }));
     const checks: Array<{ at: number; state: string }> = [];
     const persisted: Array<{ healthPasses: number; fence: LeaderFence }> = [];
@@ -85,7 +85,8 @@ describe('HealthProber cadence', () => {
       healthy(true);
       await wait(2); // OPEN, 2 passes → HALF_OPEN
       expect(breaker.status().state).toBe('HALF_OPEN');
-      await wait(3); // HALF_OPEN probes; the 3rd, 60 s in, closes it
+      for (let i = 0; i < 3; i++) breaker.record({ kind: 'success', probe: true }); // probe sessions: health checks alone never close
+      await wait(3); // HALF_OPEN: one check, then the close gate, 60 s in, closes it
       expect(breaker.status().state).toBe('CLOSED');
       await wait(5); // CLOSED again: nothing
       const at = (n: number) => (5 + n) * INTERVAL;
@@ -96,8 +97,6 @@ describe('HealthProber cadence', () => {
         { at: at(4), state: 'OPEN' },
         { at: at(5), state: 'OPEN' },
         { at: at(6), state: 'HALF_OPEN' },
-        { at: at(7), state: 'HALF_OPEN' },
-        { at: at(8), state: 'HALF_OPEN' },
       ]);
       // The leader persists the breaker after every check, under its fence: the pass count survives it.
       expect(persisted.map((p) => p.healthPasses).slice(0, 5)).toEqual([0, 0, 0, 1, 0]);
