@@ -80,6 +80,7 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
       PROVIDER_FAILOVER_APPLICATION_ID: VONAGE.applicationId,
       PROVIDER_FAILOVER_SIGNATURE_SECRET: VONAGE.signatureSecret,
       BREAKER_HEALTH_INTERVAL_MS: '3600000', // health rounds are driven by the test
+      BREAKER_CLOSED_CHECK_INTERVAL_MS: '3600000',
       BREAKER_CLOSE_AFTER_MS: '300', // the shortened close window
       PROVIDER_CALL_TIMEOUT_MS: '2000',
       RELAY_RETRY_INTERVAL_MS: '3600000', // retries are driven by the test

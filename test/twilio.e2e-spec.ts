@@ -58,6 +58,7 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
         PROVIDER_PRIMARY_AUTH_TOKEN: TOKEN,
         RELAY_RETRY_INTERVAL_MS: '3600000',
         BREAKER_HEALTH_INTERVAL_MS: '3600000',
+        BREAKER_CLOSED_CHECK_INTERVAL_MS: '3600000', // health rounds are driven by the test
         SESSION_SWEEP_INTERVAL_MS: '3600000',
         REQUEST_BODY_LIMIT_BYTES: '16384',
         // Every HALF_OPEN create is a probe, and two good ones close the breaker at once.
