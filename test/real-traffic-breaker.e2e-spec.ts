@@ -1,7 +1,7 @@
 /**
- * The provider breaker on a real vendor adapter that keeps no sessions (SPEC §2 "Real traffic is the probe",
- * issue #27): primary and failover on Twilio (two accounts), each adapter talking to Twilio's published
- * OpenAPI description served by Prism, behind its own fault proxy. A create on Twilio makes no vendor call,
+ * The provider breaker on a real vendor adapter that keeps no sessions (docs/design.md#provider-breaker: real
+ * traffic is the probe; issue #27): primary and failover on Twilio (two accounts), each adapter talking to
+ * Twilio's published OpenAPI description served by Prism, behind its own fault proxy. A create on Twilio makes no vendor call,
  * so the breaker learns from what the provider carries (texts, bridged calls) and from health checks:
  *
  * - Messages failing while the account API answers: texts keep arriving on the primary's sessions, and the

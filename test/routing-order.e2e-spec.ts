@@ -1,5 +1,5 @@
 /**
- * Routing when no breaker admits a create (SPEC §2, "Routing order when no breaker admits"), against the
+ * Routing when no breaker admits a create (docs/design.md#provider-breaker, "Routing"), against the
  * real simulator: the primary down and OPEN, the failover recovering in HALF_OPEN. A create outside the
  * failover's probe turn is admitted by neither breaker, and the providers that are not OPEN are tried
  * before the OPEN ones: no create calls the dead primary while the failover can take the session, and the
