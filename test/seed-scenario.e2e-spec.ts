@@ -80,6 +80,7 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
       PROVIDER_FAILOVER_APPLICATION_ID: VONAGE.applicationId,
       PROVIDER_FAILOVER_SIGNATURE_SECRET: VONAGE.signatureSecret,
       BREAKER_HEALTH_INTERVAL_MS: '3600000', // health rounds are driven by the test
+      BREAKER_CLOSED_CHECK_INTERVAL_MS: '3600000',
       BREAKER_CLOSE_AFTER_MS: '300', // the shortened close window
       PROVIDER_CALL_TIMEOUT_MS: '2000',
       RELAY_RETRY_INTERVAL_MS: '3600000', // retries are driven by the test
@@ -246,21 +247,23 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
 
     // 7. HALF_OPEN: every 10th new session goes to Twilio.
     const halfOpen = [];
-    for (let i = 0; i < 20; i++) halfOpen.push((await create()).provider);
-    expect(halfOpen.map((p, i) => [i + 1, p]).filter(([, p]) => p === 'primary')).toEqual([
+    for (let i = 0; i < 20; i++) halfOpen.push(await create());
+    expect(halfOpen.map((s, i) => [i + 1, s.provider]).filter(([, p]) => p === 'primary')).toEqual([
       [10, 'primary'],
       [20, 'primary'],
     ]);
 
-    // 8. The waiting relays go out through Twilio now: none lost.
+    // 8. The waiting relays go out through Twilio now: none lost. On Twilio (no vendor sessions) every text
+    // it carries is a probe: 5 of the 10 the close gate needs (BREAKER_CLOSE_MIN_PROBES).
     await retryPendingRelays();
     expect((await interactions(old.id)).map((i) => i.status)).toEqual(Array(5).fill('relayed'));
 
-    // 9. Passing health checks are the probes; after the shortened close window, CLOSED.
-    for (let round = 0; round < 50 && (await primaryState()).cpaas !== 'CLOSED'; round++) {
-      await broker.app.get(HealthProber).tick();
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    // 9. Passing health checks alone never close it: the probe sessions' texts do, after the shortened close window.
+    await new Promise((done) => setTimeout(done, 300));
+    await broker.app.get(HealthProber).tick();
+    expect((await primaryState()).cpaas).toBe('HALF_OPEN');
+    const probeSessions = halfOpen.filter((s) => s.provider === 'primary');
+    for (let i = 0; i < 5; i++) expect((await twilioInbound(probeSessions[i % 2], `after recovery ${i}`)).status).toBe(200);
     expect(await primaryState()).toEqual({ cpaas: 'CLOSED', metric: '0' });
     const after = [];
     for (let i = 0; i < 3; i++) after.push((await create()).provider);

@@ -153,6 +153,8 @@ export interface ProviderHealth {
   healthPasses?: number;
   probes?: number;
   probeSuccesses?: number;
+  /** HALF_OPEN: the probes of real traffic (binds, sends, bridged calls) the close gate counts; health checks alone never close. */
+  trafficProbes?: number;
   /** Fields a newer broker adds are kept as they come. */
   [field: string]: unknown;
 }

@@ -10,6 +10,8 @@ export interface BreakerSettings {
   windowErrorRate: number;
   windowMinCalls: number;
   healthIntervalMs: number;
+  /** BREAKER_CLOSED_CHECK_INTERVAL_MS: the leader's check of a CLOSED provider that keeps no sessions; 0: none. */
+  closedCheckIntervalMs: number;
   halfOpenAfterPasses: number;
   halfOpenProbeShare: number;
   closeSuccessRate: number;

@@ -97,6 +97,10 @@ export class EnvironmentVariables {
   @IntVar(10, 86_400_000)
   BREAKER_HEALTH_INTERVAL_MS = 30_000;
 
+  /** The leader's check of a CLOSED provider that keeps no sessions (Twilio, Vonage); 0: none. 0 or at least 10. */
+  @IntVar(0, 86_400_000)
+  BREAKER_CLOSED_CHECK_INTERVAL_MS = 30_000;
+
   @IntVar(1, 1000)
   BREAKER_HALF_OPEN_AFTER_PASSES = 5;
 

@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       halfOpenAfterPasses: 5,
       halfOpenProbeShare: 0.1,
       closeSuccessRate: 0.95,
+      closedCheckIntervalMs: 30_000,
       closeAfterMs: 300_000,
       closeMinProbes: 10,
       slowCallMs: 2000,

@@ -73,6 +73,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     problems.push('BREAKER_LEADER_LEASE_MS must be at most BREAKER_HEALTH_INTERVAL_MS');
   if (vars.BREAKER_LEADER_LEASE_MS !== 0 && vars.BREAKER_LEADER_LEASE_MS < 30)
     problems.push('BREAKER_LEADER_LEASE_MS must be 0 or at least 30');
+  if (vars.BREAKER_CLOSED_CHECK_INTERVAL_MS !== 0 && vars.BREAKER_CLOSED_CHECK_INTERVAL_MS < 10)
+    problems.push('BREAKER_CLOSED_CHECK_INTERVAL_MS must be 0 (no checks while CLOSED) or at least 10');
   if (runtime.standalone && !vars.DATABASE_URL)
     problems.push('DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does)');
   if (runtime.standalone && !vars.PROVIDERS) problems.push('PROVIDERS must be set: this entry point starts no simulator (npm start does)');
@@ -96,6 +98,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       windowErrorRate: vars.BREAKER_WINDOW_ERROR_RATE,
       windowMinCalls: vars.BREAKER_WINDOW_MIN_CALLS,
       healthIntervalMs: vars.BREAKER_HEALTH_INTERVAL_MS,
+      closedCheckIntervalMs: vars.BREAKER_CLOSED_CHECK_INTERVAL_MS,
       halfOpenAfterPasses: vars.BREAKER_HALF_OPEN_AFTER_PASSES,
       halfOpenProbeShare: vars.BREAKER_HALF_OPEN_PROBE_SHARE,
       closeSuccessRate: vars.BREAKER_CLOSE_SUCCESS_RATE,

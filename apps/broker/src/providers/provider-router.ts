@@ -23,7 +23,9 @@ export class ProviderRouter {
   /**
    * Admission has effects (a HALF_OPEN breaker counts towards its probe share), so each breaker is
    * asked only when its provider is reached. When no breaker admits at all, every enabled provider is
-   * tried in order anyway rather than refusing outright (panic mode).
+   * tried anyway rather than refusing outright (panic mode): first those that are not OPEN (a HALF_OPEN
+   * one outside its probe turn), then the OPEN ones, each group in routing order, so no create waits on
+   * a provider known to be down while another can take it (docs/design.md#provider-breaker).
    */
   *candidates(): Generator<RoutingCandidate> {
     let admittedAny = false;
@@ -35,6 +37,10 @@ export class ProviderRouter {
       yield { provider: this.adapters.get(name), probe: admission.probe };
     }
     if (admittedAny) return;
-    for (const name of enabled) yield { provider: this.adapters.get(name), probe: false };
+    // Read once: a try below may move a breaker, and no provider is tried twice or skipped for it.
+    const open = new Set(enabled.filter((name) => this.breakers.get(name).status().state === 'OPEN'));
+    for (const name of [...enabled.filter((n) => !open.has(n)), ...enabled.filter((n) => open.has(n))]) {
+      yield { provider: this.adapters.get(name), probe: false };
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
- * All the SQL of the providers' shared state: each provider's breaker snapshot and disabled flag,
- * the transition history, the breaker leader's lease, and the pool usage read for the health page.
+ * All the SQL of the providers' shared state: each provider's breaker snapshot, disabled flag and last
+ * health check, the transition history, the breaker leader's lease, and the pool usage read for the health page.
  * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
  * took the lease over since (docs/operations.md).
  */
@@ -30,6 +30,12 @@ export interface LeaseHolder {
   /** False when the lease has run out and nobody renewed it yet. */
   live: boolean;
 }
+
+/**
+ * The answer to a leader's claim of a health check: it may check now; or it leads no more (`dueInMs` null); or
+ * the cluster checked the provider less than the interval ago, and the next check is due in `dueInMs`.
+ */
+export type HealthCheckClaim = { claimed: true } | { claimed: false; dueInMs: number | null };
 
 export interface PoolUsageRows {
   /** `voice`, `sms`: enabled numbers carrying each channel. */
@@ -102,6 +108,31 @@ export class ProviderStateRepository {
     });
     for (const then of afterCommit) await then(this.dataSource);
     return written;
+  }
+
+  /**
+   * Claims the provider's next health check for the leader holding `fence`: granted when the cluster's last
+   * claimed check of it (by the database's clock) is at least `minGapMs` old, and then stamped as the last,
+   * so a new leader right after a takeover cannot check again within the interval (docs/operations.md).
+   */
+  async claimHealthCheck(provider: string, fence: LeaderFence, minGapMs: number): Promise<HealthCheckClaim> {
+    return this.dataSource.transaction(async (manager): Promise<HealthCheckClaim> => {
+      if (!(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
+      const claimed: unknown[] = await manager.query(
+        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, now(), now())
+         ON CONFLICT (provider) DO UPDATE SET last_check_at = now()
+         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= now() - $2 * interval '1 millisecond'
+         RETURNING provider`,
+        [provider, minGapMs],
+      );
+      if (claimed.length === 1) return { claimed: true };
+      const [due]: Array<{ ms: number }> = await manager.query(
+        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - now()) * 1000)::float8 AS ms
+           FROM provider_states WHERE provider = $1`,
+        [provider, minGapMs],
+      );
+      return { claimed: false, dueInMs: Math.ceil(due.ms) };
+    });
   }
 
   /** The leader's snapshot between transitions (a health check's count), fenced and announced. */

@@ -104,9 +104,7 @@ export class SessionsService {
       }
       if (!candidate.provider.keepsSessions) {
         // The broker is the session store for this vendor (docs/design.md#sessions-and-the-pool-rule): nothing to ask it, no network wait.
-        // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
-        // stands in for the bind that never happens, off the request path.
-        if (candidate.probe) this.registry.probeInBackground(provider);
+        // A probe session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
         const session = await this.timed('activate', () => this.activate(reservation, null, work));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session, new Date(this.clock.now()));

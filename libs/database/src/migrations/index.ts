@@ -16,6 +16,7 @@ import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirs
 import { AccountDefaultCountry1796140000000 } from './1796140000000-AccountDefaultCountry';
 import { ConversationSessions1796120000000 } from './1796120000000-ConversationSessions';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
+import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastCheck';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -33,6 +34,7 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
+  ProviderLastCheck1796110000000,
   ConversationSessions1796120000000,
   AccountDefaultCountry1796140000000,
 ];

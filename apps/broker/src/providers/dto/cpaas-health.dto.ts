@@ -42,11 +42,17 @@ export class ProviderHealthDto {
   @ApiProperty({ description: 'Consecutive passing health checks (OPEN).' })
   healthPasses: number;
 
-  @ApiProperty({ description: 'Probe outcomes recorded (HALF_OPEN).' })
+  @ApiProperty({ description: 'Probe outcomes recorded (HALF_OPEN): real traffic and health checks.' })
   probes: number;
 
   @ApiProperty()
   probeSuccesses: number;
+
+  @ApiProperty({
+    description:
+      'HALF_OPEN: how many of the probes were real traffic (binds, sends, bridged calls), not health checks. The close gate needs BREAKER_CLOSE_MIN_PROBES of them: health checks alone never close a breaker.',
+  })
+  trafficProbes: number;
 
   @ApiProperty({ description: 'Active sessions on this provider (refreshed every few seconds).' })
   activeSessions: number;
@@ -94,6 +100,7 @@ export class ProviderHealthDto {
       healthPasses: s.healthPasses,
       probes: s.probes,
       probeSuccesses: s.probeSuccesses,
+      trafficProbes: s.trafficProbes,
       activeSessions: usage.activeSessions,
       activeSessionsByChannels: usage.activeSessionsByChannels,
       pool: usage.pool,
