@@ -81,6 +81,10 @@ export interface BrokerConfig {
     leaseMs: number;
     secretOverlapMs: number;
   };
+  /** METRICS_REFRESH_MS: how often the cluster gauges are read from the database. */
+  metricsRefreshMs: number;
+  /** INTERACTION_TEXT_RETENTION_DAYS: a message's text is erased this many days after it arrived. */
+  interactionTextRetentionDays: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;

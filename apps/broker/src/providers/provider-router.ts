@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CpaasProvider } from '@app/cpaas';
+import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderAdapters } from './provider-adapters';
 import { ProviderBreakers } from './provider-breakers';
 
@@ -18,7 +19,12 @@ export class ProviderRouter {
   constructor(
     private readonly adapters: ProviderAdapters,
     private readonly breakers: ProviderBreakers,
-  ) {}
+    private readonly metrics: BrokerMetrics,
+  ) {
+    // Each series exists from the start, at 0, so a dashboard shows it before the first outage.
+    for (const provider of adapters.names)
+      for (const state of ['OPEN', 'HALF_OPEN']) metrics.sessionsRoutedAway.inc({ provider, state }, 0);
+  }
 
   /**
    * Admission has effects (a HALF_OPEN breaker counts towards its probe share), so each breaker is
@@ -27,14 +33,28 @@ export class ProviderRouter {
    */
   *candidates(): Generator<RoutingCandidate> {
     let admittedAny = false;
+    // Refused by their breaker: routed away, unless no breaker admits (then every provider is tried anyway).
+    const refused: Array<{ provider: string; state: string }> = [];
     const enabled = this.adapters.names.filter((name) => !this.breakers.isDisabled(name));
     for (const name of enabled) {
-      const admission = this.breakers.get(name).admit();
-      if (!admission.admitted) continue;
+      const breaker = this.breakers.get(name);
+      const admission = breaker.admit();
+      if (!admission.admitted) {
+        refused.push({ provider: name, state: breaker.status().state });
+        continue;
+      }
       admittedAny = true;
+      this.routedAway(refused);
       yield { provider: this.adapters.get(name), probe: admission.probe };
     }
-    if (admittedAny) return;
+    if (admittedAny) {
+      this.routedAway(refused);
+      return;
+    }
     for (const name of enabled) yield { provider: this.adapters.get(name), probe: false };
+  }
+
+  private routedAway(refused: Array<{ provider: string; state: string }>): void {
+    for (const labels of refused.splice(0)) this.metrics.sessionsRoutedAway.inc(labels);
   }
 }
