@@ -28,6 +28,8 @@ export type InteractionStatus =
 // A provider that delivers the same webhook twice gets one relay.
 @Index('uq_interactions_provider_event', ['sessionId', 'providerEventId'], { unique: true, where: '"provider_event_id" IS NOT NULL' })
 @Index('idx_interactions_provider_ref', ['providerRef'], { where: '"provider_ref" IS NOT NULL' })
+// The texts INTERACTION_TEXT_RETENTION_DAYS will erase, oldest first (apps/broker/src/retention).
+@Index('idx_interactions_text_kept', ['createdAt'], { where: '"text" IS NOT NULL' })
 export class Interaction {
   @PrimaryGeneratedColumn('uuid')
   id: string;
