@@ -55,7 +55,7 @@ export function helpText(): string {
     ...COMMANDS.map((c) => `  ${usageLine(c).padEnd(width)}  ${c.summary}`),
     '',
     'Options:',
-    `  --url <url>            the broker (default: $BROKER_URL, else ${DEFAULT_BROKER_URL})`,
+    `  --url <url>            the broker (default: $BROKER_URL, else http://127.0.0.1:$PORT, else ${DEFAULT_BROKER_URL})`,
     "  --admin-token <token>  the broker's ADMIN_TOKEN (default: $ADMIN_TOKEN)",
     "  --json                 print the API's JSON answer instead of text",
     '  -h, --help             this help',
