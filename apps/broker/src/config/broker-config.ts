@@ -48,6 +48,8 @@ export interface BrokerConfig {
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];
+  /** Where `apiKeys` came from, for the keys' label and the start-up line; unset: BROKER_API_KEY. */
+  apiKeysFrom?: { label: string; description: string };
   adminToken?: string;
   sessions: {
     sweepIntervalMs: number;
