@@ -14,6 +14,8 @@ import { UsageError } from './usage-error';
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Opens a URL in the user's browser (`ops open`); without one, the URL is only printed. */
+  open?(url: string): Promise<boolean>;
 }
 
 export const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
@@ -47,7 +49,7 @@ function usageLine(command: Command): string {
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => usageLine(c).length));
   return [
-    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers, over the admin API.',
+    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers, over the admin API; and the ops page.',
     '',
     'Usage: npm run broker -- <command> [options]',
     '',
@@ -100,11 +102,13 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
       options[name] = values[name];
     }
     const adminToken = values['admin-token'] ?? environment.adminToken;
-    if (!adminToken) throw new UsageError('no admin token: pass --admin-token or set ADMIN_TOKEN');
+    if (!adminToken && !command.public) throw new UsageError('no admin token: pass --admin-token or set ADMIN_TOKEN');
     const baseUrl = brokerUrl(url);
 
     await command.run({
-      api: new AdminApi(baseUrl, adminToken),
+      api: new AdminApi(baseUrl, adminToken ?? ''),
+      baseUrl,
+      openUrl: (target) => io.open?.(target) ?? Promise.resolve(false),
       args,
       options,
       json: values.json ?? false,

@@ -8,6 +8,10 @@ export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | '
 
 export interface CommandContext {
   api: AdminApi;
+  /** The broker's base URL (`--url`, BROKER_URL, PORT). */
+  baseUrl: string;
+  /** Opens a URL in the user's browser; false when this machine has no opener. */
+  openUrl(url: string): Promise<boolean>;
   args: string[];
   options: Partial<Record<CommandOption, string>>;
   /** Print the raw JSON answers instead of text. */
@@ -22,6 +26,8 @@ export interface Command {
   required?: number;
   options: CommandOption[];
   summary: string;
+  /** Needs no admin token (it reads nothing of the admin API). */
+  public?: boolean;
   run(context: CommandContext): Promise<void>;
 }
 
@@ -312,6 +318,20 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const number = await context.api.disableNumber(context.args[0]);
       output(context, number, () => `disabled  ${number.id}  ${number.provider}  ${number.number}`);
+    },
+  },
+  {
+    words: ['ops', 'open'],
+    args: [],
+    options: [],
+    public: true,
+    summary: 'open the live ops page in your browser (open, start or xdg-open), or print its URL',
+    async run(context) {
+      const url = `${context.baseUrl}/ops`;
+      const opened = await context.openUrl(url);
+      output(context, { url, opened }, () =>
+        opened ? `opening ${url} in your browser` : `open ${url} in a browser (no opener found here: open, start or xdg-open)`,
+      );
     },
   },
 ];
