@@ -49,8 +49,9 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
+/** `undelivered`: the provider accepted a relayed text and later reported it undelivered; `canceled`: a bridged call the caller hung up before it was answered. */
 export type InteractionStatus =
-  'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+  'pending' | 'relayed' | 'delivered' | 'undelivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined' | 'canceled';
 
 export interface Interaction {
   id: string;
@@ -70,6 +71,8 @@ export interface ProviderHealth {
   lastError: string | null;
   /** Taken out of routing by an operator (separate from the breaker). */
   disabled?: boolean;
+  /** Why an operator disabled it. */
+  disabledReason?: string | null;
   /** When the current state was entered. */
   since?: string;
   /** Why the last transition happened. */
@@ -80,16 +83,30 @@ export interface ProviderHealth {
   healthPasses?: number;
   probes?: number;
   probeSuccesses?: number;
+  /** Active sessions on this provider (refreshed every few seconds). */
+  activeSessions?: number;
+  /** Proxy numbers: held, enabled, and carrying at least one active session (a number carrying sessions still takes more). */
+  pool?: { total: number; enabled: number; inUse: number };
+  /** `cluster`: the state the cluster's leader decided; `replica`: this replica, cut off from the database, decides alone. */
+  scope?: 'cluster' | 'replica';
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
   /** Fields a newer broker adds are kept as they come. */
   [field: string]: unknown;
 }
 
 export interface CpaasHealth {
   providers: ProviderHealth[];
+  /** The replica that answered. */
+  replica?: string;
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
   timestamp: string;
 }
 
 export interface BreakerTransition {
+  /** Set on a persisted transition (`GET /v1/health/cpaas/history`); a live one from the stream has none yet. */
+  id?: string;
   provider: string;
   from: BreakerState;
   to: BreakerState;
