@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import ts from 'typescript';
+import { CALL_ANSWERS } from '@app/cpaas';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
 const ROOT = process.cwd();
@@ -175,5 +176,11 @@ describe('the SDK types against the OpenAPI document the broker serves', () => {
           differences.push(`${typeName}.${property}: in the SDK, not served in ${schemaName}`);
     }
     expect(differences).toEqual([]);
+  });
+
+  it('and, beyond the document, has every answer a call.completed webhook carries', () => {
+    // The adapters' answers, and `failed` for a bridge the provider could not set up (relay.service.ts).
+    const served = [...CALL_ANSWERS, 'failed'].sort();
+    expect(sdkTypes(['CallCompletedData']).get('CallCompletedData')!.get('answer')).toEqual(served);
   });
 });

@@ -175,7 +175,8 @@ export interface RotatedWebhookSecret {
   previousSecretExpiresAt: string | null;
 }
 
-export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined';
+/** How a bridged call ended: `canceled`, the caller hung up before an answer; `failed`, the provider could not set up the bridge. */
+export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined' | 'canceled' | 'failed';
 
 /**
  * What the `data` of every webhook event carries, whatever its type (the event types extend it).
