@@ -102,6 +102,12 @@ describe('ops page in headless Chromium', () => {
       expect(await text(page, 'article[data-provider="failover"] [data-field="state"]')).toBe('CLOSED');
       await eventually(async () => (await text(page, '#transitions tbody tr[data-provider="primary"]')).includes('CLOSED → OPEN'), 300);
       expect(await page.locator('#timeline svg circle').count()).toBeGreaterThan(0);
+      // The broker started moments ago: the lanes begin then, not an hour back (the chart's left edge, x = 110 of 1000).
+      expect(Number(await page.locator('#timeline svg rect').first().getAttribute('x'))).toBeGreaterThan(800);
+      // A number carrying sessions takes more: the pool does not read as exhausted.
+      expect(await text(page, 'article[data-provider="failover"] dd[data-field="Pool"]')).toMatch(
+        /^10 numbers \(10 enabled\), \d+ carrying sessions; each takes more for other participants$/,
+      );
       expect(await page.evaluate('document.body.dataset.loadedOnce')).toBe('yes');
 
       await mkdir('reports', { recursive: true });

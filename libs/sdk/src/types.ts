@@ -101,6 +101,8 @@ export interface CpaasHealth {
   replica?: string;
   /** The replica that leads the breakers; null when none is known. */
   leader?: string | null;
+  /** When the replica that answered started. */
+  startedAt?: string;
   timestamp: string;
 }
 
