@@ -12,7 +12,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
+import { buildOnce, eventually, freePort, type RunningProcess } from './support/processes';
 
 jest.setTimeout(600_000);
 
@@ -113,6 +113,37 @@ class Terminal {
   }
 }
 
+/**
+ * Terminals 1 and 3: a command in a process group of its own, as a terminal runs it, so that stopping it
+ * stops npm and whatever npm started (a signal to npm alone can leave its child running).
+ */
+function startInTerminal(command: string, env: NodeJS.ProcessEnv): RunningProcess {
+  const child = spawn('bash', ['-c', command], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, output: () => out, exited };
+}
+
+/** Ctrl-C in that terminal: SIGINT to the whole group, then wait until nothing of it is left. */
+async function stopTerminal(running: RunningProcess): Promise<void> {
+  const group = -running.child.pid!;
+  const alive = () => {
+    try {
+      process.kill(group, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(group, 'SIGINT');
+  await eventually(() => Promise.resolve(!alive()), 300, 100).catch(() => process.kill(group, 'SIGKILL'));
+}
+
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((done) => {
     const server = createServer();
@@ -149,12 +180,7 @@ describe("the README's walkthroughs, in order, on other ports", () => {
 
   afterAll(async () => {
     await terminal?.close();
-    for (const running of [receiver, broker]) {
-      if (running && running.child.exitCode === null && running.child.signalCode === null) {
-        running.child.kill('SIGTERM');
-        await running.exited;
-      }
-    }
+    for (const running of [receiver, broker]) if (running) await stopTerminal(running);
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -169,7 +195,7 @@ describe("the README's walkthroughs, in order, on other ports", () => {
       const where = `README.md:${step.line}: ${step.command.split('\n')[0]}`;
       if (step.command === 'npm install && npm start') {
         // Terminal 1. The suite has installed and built: npm start's own build step finds nothing to compile.
-        broker = startProcess(['start'], env as Record<string, string>, 'npm');
+        broker = startInTerminal('npm start', env);
         await eventually(async () => (await fetch(`http://127.0.0.1:${env.PORT}/health/ready`)).ok, 600);
         expect(broker.output()).toContain('development API key: sk_dev_');
         continue;
@@ -178,7 +204,7 @@ describe("the README's walkthroughs, in order, on other ports", () => {
         // Terminal 3, with the secret terminal 2 was shown.
         expect(webhookSecret).toMatch(/^whsec_/);
         const command = step.command.replace('whsec_…', webhookSecret);
-        receiver = startProcess(['-c', command], env as Record<string, string>, 'bash');
+        receiver = startInTerminal(command, env);
         await eventually(() =>
           Promise.resolve(
             step.answers.some((answer) =>
