@@ -111,7 +111,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
 
   it('starts CLOSED, in exactly the documented shape', async () => {
     const body = await cpaas(broker);
-    expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'timestamp']);
+    expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'startedAt', 'timestamp']);
     // One broker on its database leads the cluster of one, and says so.
     expect((body as unknown as { leader: string }).leader).toBe((body as unknown as { replica: string }).replica);
     expect(Number.isNaN(Date.parse(body.timestamp))).toBe(false);

@@ -4,7 +4,7 @@
  * one-line failures. Then the production entry point (the Docker image's command), which starts
  * none of that.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -98,6 +98,9 @@ describe('npm start', () => {
     // A new user can create a session at once: a development key and a seeded pool come with it.
     const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
     expect(key).toBeDefined();
+    // The account line says where the key came from: not BROKER_API_KEY, which is not set.
+    expect(output).toContain(`from the development key kept in ${join(dataDir, 'dev-api-key')} (BROKER_API_KEY is not set)`);
+    expect(output).not.toContain('from BROKER_API_KEY');
     expect((await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim()).toBe(key);
     const created = await fetch(`http://127.0.0.1:${env.PORT}/v1/sessions`, {
       method: 'POST',
@@ -141,6 +144,13 @@ describe('npm start', () => {
     expect(processAlive(postgresPid)).toBe(false);
     expect(existsSync(pidFile)).toBe(false);
   }, 90_000);
+
+  it('compiles nothing on a second start when nothing changed since the last build', () => {
+    // buildOnce() built dist/ from the tree as it is: npm start's prestart step finds it fresh.
+    const prestart = spawnSync('npm', ['run', '--silent', 'prestart'], { encoding: 'utf8', timeout: 240_000 });
+    expect(prestart.status).toBe(0);
+    expect(prestart.stderr).toContain('nothing changed since the last build of dist/, not compiling');
+  }, 240_000);
 
   it('stops on SIGTERM sent to the server itself', async () => {
     running = startProcess([MAIN], env);

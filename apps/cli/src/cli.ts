@@ -14,6 +14,8 @@ import { UsageError } from './usage-error';
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Opens a URL in the user's browser (`ops open`); without one, the URL is only printed. */
+  open?(url: string): Promise<boolean>;
 }
 
 export const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
@@ -48,7 +50,7 @@ function usageLine(command: Command): string {
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => usageLine(c).length));
   return [
-    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers over the admin API; an account’s sessions with its API key.',
+    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers over the admin API; an account’s sessions with its API key; the ops page.',
     '',
     'Usage: npm run broker -- <command> [options]',
     '',
@@ -56,7 +58,7 @@ export function helpText(): string {
     ...COMMANDS.map((c) => `  ${usageLine(c).padEnd(width)}  ${c.summary}`),
     '',
     'Options:',
-    `  --url <url>            the broker (default: $BROKER_URL, else ${DEFAULT_BROKER_URL})`,
+    `  --url <url>            the broker (default: $BROKER_URL, else http://127.0.0.1:$PORT, else ${DEFAULT_BROKER_URL})`,
     "  --admin-token <token>  the broker's ADMIN_TOKEN (default: $ADMIN_TOKEN)",
     "  --api-key <key>        an account's API key, for the sessions commands (default: $BROKER_API_KEY)",
     "  --json                 print the API's JSON answer instead of text",
@@ -112,6 +114,8 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
         // One attempt, like the admin API: the operator sees what the broker said.
         return new BrokerClient({ baseUrl, apiKey: credentials, retries: 0, timeoutMs: 15_000 });
       },
+      baseUrl,
+      openUrl: (target) => io.open?.(target) ?? Promise.resolve(false),
       args,
       options,
       json: values.json ?? false,
@@ -134,6 +138,7 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
 
 /** The credential `command` needs, or a usage error naming how to give it. */
 function credentialsFor(command: Command, adminToken: string | undefined, apiKey: string | undefined): string {
+  if (command.auth === 'none') return '';
   if (command.auth === 'account') {
     if (!apiKey) throw new UsageError('no API key: pass --api-key or set BROKER_API_KEY');
     if (apiKey.includes(',')) throw new UsageError('BROKER_API_KEY holds several keys: pass the one to use with --api-key');

@@ -11,6 +11,10 @@ export interface CommandContext {
   readonly api: AdminApi;
   /** The account API (an API key), for the `sessions` commands; read only by them. */
   readonly account: BrokerClient;
+  /** The broker's base URL (`--url`, BROKER_URL, PORT). */
+  readonly baseUrl: string;
+  /** Opens a URL in the user's browser; false when this machine has no opener. */
+  openUrl(url: string): Promise<boolean>;
   args: string[];
   options: Partial<Record<CommandOption, string>>;
   /** Print the raw JSON answers instead of text. */
@@ -20,8 +24,8 @@ export interface CommandContext {
 
 export interface Command {
   words: [string, string];
-  /** Whose credentials it needs: the admin token (the default) or an account's API key. */
-  auth?: 'admin' | 'account';
+  /** Whose credentials it needs: the admin token (the default), an account's API key, or none (it calls no API). */
+  auth?: 'admin' | 'account' | 'none';
   args: string[];
   /** `args` after this many are optional. */
   required?: number;
@@ -376,6 +380,20 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const number = await context.api.disableNumber(context.args[0]);
       output(context, number, () => `disabled  ${number.id}  ${number.provider}  ${number.number}`);
+    },
+  },
+  {
+    words: ['ops', 'open'],
+    args: [],
+    options: [],
+    auth: 'none',
+    summary: 'open the live ops page in your browser (open, start or xdg-open), or print its URL',
+    async run(context) {
+      const url = `${context.baseUrl}/ops`;
+      const opened = await context.openUrl(url);
+      output(context, { url, opened }, () =>
+        opened ? `opening ${url} in your browser` : `open ${url} in a browser (no opener found here: open, start or xdg-open)`,
+      );
     },
   },
 ];

@@ -32,7 +32,12 @@ lifecycle.run(async () => {
   }
   await prepareDatabase(databaseUrl);
   const devKey = await developmentApiKey(config);
-  if (devKey) config = { ...config, apiKeys: [devKey.key] };
+  if (devKey)
+    config = {
+      ...config,
+      apiKeys: [devKey.key],
+      apiKeysFrom: { label: 'development key', description: `the development key kept in ${devKey.file} (BROKER_API_KEY is not set)` },
+    };
   const devAdmin = await developmentAdminToken(config);
   if (devAdmin) config = { ...config, adminToken: devAdmin.token };
 

@@ -161,3 +161,45 @@ describe('BrokerClient.sendMessage', () => {
     });
   });
 });
+
+describe('BrokerClient retries only what a retry can fix', () => {
+  /** The first answer is this problem, every later one a success. */
+  const problemFirst =
+    (status: number, slug: string | null): Answer =>
+    (res, attempt) =>
+      attempt === 1
+        ? res
+            .writeHead(status, { 'content-type': 'application/problem+json', 'retry-after': '0' })
+            .end(JSON.stringify({ type: slug ? `/problems/${slug}` : 'about:blank', title: 'x', status, detail: 'x' }))
+        : ok(res, attempt);
+
+  it.each([
+    [429, 'rate-limited'],
+    [429, null],
+    [503, 'providers-failed'],
+    [503, 'reservation-expired'],
+    [503, 'database-unavailable'],
+    [500, 'internal-error'],
+    [502, null],
+  ])('retries %i %s: it may pass in a moment', async (status, slug) => {
+    await withServer(problemFirst(status, slug), async (url, seen) => {
+      await new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 }).getCallbackUrl();
+      expect(seen).toHaveLength(2);
+    });
+  });
+
+  it.each([
+    [429, 'participant-limit'],
+    [429, 'too-many-streams'],
+    [503, 'pool-exhausted'],
+    [503, 'no-provider'],
+    [422, 'provider-refused'],
+    [409, 'idempotency-key-reused'],
+  ])('does not retry %i %s: the same request would get the same answer', async (status, slug) => {
+    await withServer(problemFirst(status, slug), async (url, seen) => {
+      const error = await failure(() => new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 }).getCallbackUrl());
+      expect(error).toMatchObject({ status, type: `/problems/${slug}`, retryable: false });
+      expect(seen).toHaveLength(1);
+    });
+  });
+});

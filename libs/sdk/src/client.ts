@@ -1,7 +1,8 @@
 /**
- * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on a
- * network error, a timeout, a 5xx or a 429 with a short, bounded, jittered backoff (or after the
- * broker's `Retry-After`); never on another 4xx. `createSession` sends an Idempotency-Key (a fresh
+ * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on what a
+ * retry can fix (a network error, a timeout, a rate limit, a 5xx but `pool-exhausted` and `no-provider`:
+ * `BrokerApiError.retryable`) with a short, bounded, jittered backoff (or after the broker's
+ * `Retry-After`); never on another 4xx, `429 participant-limit` included. `createSession` sends an Idempotency-Key (a fresh
  * UUID unless given) and reuses that same key on every retry, so a retried create never makes a
  * second session. Every call sends one `x-request-id`, and every error carries it as `requestId`.
  */

@@ -87,7 +87,11 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
-/** `blocked`: the intercept refused it (not relayed, not bridged); `out-of-session`: it came on a channel the session does not have. */
+/**
+ * `undelivered`: the provider accepted a relayed text and later reported it undelivered; `canceled`: a bridged call the caller
+ * hung up before it was answered; `blocked`: the intercept refused it (not relayed, not bridged); `out-of-session`: it came
+ * on a channel the session does not have.
+ */
 export type InteractionStatus =
   | 'pending'
   | 'relayed'
@@ -143,6 +147,8 @@ export interface ProviderHealth {
   lastError: string | null;
   /** Taken out of routing by an operator (separate from the breaker). */
   disabled?: boolean;
+  /** Why an operator disabled it. */
+  disabledReason?: string | null;
   /** When the current state was entered. */
   since?: string;
   /** Why the last transition happened. */
@@ -155,16 +161,32 @@ export interface ProviderHealth {
   probeSuccesses?: number;
   /** HALF_OPEN: the probes of real traffic (binds, sends, bridged calls) the close gate counts; health checks alone never close. */
   trafficProbes?: number;
+  /** Active sessions on this provider (refreshed every few seconds). */
+  activeSessions?: number;
+  /** Proxy numbers: held, enabled, and carrying at least one active session (a number carrying sessions still takes more). */
+  pool?: { total: number; enabled: number; inUse: number };
+  /** `cluster`: the state the cluster's leader decided; `replica`: this replica, cut off from the database, decides alone. */
+  scope?: 'cluster' | 'replica';
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
   /** Fields a newer broker adds are kept as they come. */
   [field: string]: unknown;
 }
 
 export interface CpaasHealth {
   providers: ProviderHealth[];
+  /** The replica that answered. */
+  replica?: string;
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
+  /** When the replica that answered started. */
+  startedAt?: string;
   timestamp: string;
 }
 
 export interface BreakerTransition {
+  /** Set on a persisted transition (`GET /v1/health/cpaas/history`); a live one from the stream has none yet. */
+  id?: string;
   provider: string;
   from: BreakerState;
   to: BreakerState;
@@ -239,7 +261,8 @@ export interface RotatedWebhookSecret {
   previousSecretExpiresAt: string | null;
 }
 
-export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined';
+/** How a bridged call ended: `canceled`, the caller hung up before an answer; `failed`, the provider could not set up the bridge. */
+export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined' | 'canceled' | 'failed';
 
 /**
  * What the `data` of every webhook event carries, whatever its type (the event types extend it).

@@ -28,11 +28,12 @@ export class AccountsService implements OnApplicationBootstrap {
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
-  /** BROKER_API_KEY: each listed key exists, with an account of its own, from start-up on. */
+  /** BROKER_API_KEY (or npm start's development key): each listed key exists, with an account of its own, from start-up on. */
   async onApplicationBootstrap(): Promise<void> {
+    const from = this.config.apiKeysFrom ?? { label: 'BROKER_API_KEY', description: 'BROKER_API_KEY' };
     for (const key of this.config.apiKeys) {
-      const created = await this.accounts.ensureConfiguredKey(`account-${apiKeyPrefix(key)}`, stored(key, 'BROKER_API_KEY'));
-      if (created) this.logger.log(`created account and API key ${apiKeyPrefix(key)}… from BROKER_API_KEY`);
+      const created = await this.accounts.ensureConfiguredKey(`account-${apiKeyPrefix(key)}`, stored(key, from.label));
+      if (created) this.logger.log(`created account and API key ${apiKeyPrefix(key)}… from ${from.description}`);
     }
   }
 

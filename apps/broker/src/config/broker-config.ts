@@ -50,6 +50,8 @@ export interface BrokerConfig {
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];
+  /** Where `apiKeys` came from, for the keys' label and the start-up line; unset: BROKER_API_KEY. */
+  apiKeysFrom?: { label: string; description: string };
   adminToken?: string;
   sessions: {
     sweepIntervalMs: number;
@@ -88,6 +90,10 @@ export interface BrokerConfig {
     leaseMs: number;
     secretOverlapMs: number;
   };
+  /** METRICS_REFRESH_MS: how often the cluster gauges are read from the database. */
+  metricsRefreshMs: number;
+  /** INTERACTION_TEXT_RETENTION_DAYS: a message's text is erased this many days after it arrived. */
+  interactionTextRetentionDays: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;

@@ -223,6 +223,14 @@ export class EnvironmentVariables {
   @IsIn(['allow', 'block'], { message: 'INTERCEPT_ON_ERROR must be allow or block' })
   INTERCEPT_ON_ERROR: 'allow' | 'block' = 'allow';
 
+  /** How often each replica reads the cluster gauges (active sessions, pool, webhook and relay backlogs) for /metrics. */
+  @IntVar(100, 3_600_000)
+  METRICS_REFRESH_MS = 15_000;
+
+  /** Days after which a relayed message's text is erased (the interaction and its metadata stay). */
+  @IntVar(1, 3650)
+  INTERACTION_TEXT_RETENTION_DAYS = 30;
+
   /** Numbers seeded on each simulated provider at start-up (simulated setup only). */
   @IntVar(0, 1000)
   SIM_SEED_NUMBERS = 10;

@@ -394,3 +394,25 @@ describe('intercept settings', () => {
     expect(() => loadConfig({ INTERCEPT_ON_ERROR: 'deny' })).toThrow(/INTERCEPT_ON_ERROR must be allow or block/);
   });
 });
+
+describe('operations settings', () => {
+  it('erases message texts after 30 days and reads the cluster gauges every 15 s by default', () => {
+    expect(loadConfig({})).toMatchObject({ interactionTextRetentionDays: 30, metricsRefreshMs: 15_000 });
+  });
+
+  it('takes INTERACTION_TEXT_RETENTION_DAYS from 1 to 3650 and METRICS_REFRESH_MS from 100 to 3 600 000', () => {
+    expect(loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: '1', METRICS_REFRESH_MS: '100' })).toMatchObject({
+      interactionTextRetentionDays: 1,
+      metricsRefreshMs: 100,
+    });
+    expect(loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: '3650', METRICS_REFRESH_MS: '3600000' })).toMatchObject({
+      interactionTextRetentionDays: 3650,
+      metricsRefreshMs: 3_600_000,
+    });
+    for (const days of ['0', '3651', '1.5', 'forever'])
+      expect(() => loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: days })).toThrow(
+        /INTERACTION_TEXT_RETENTION_DAYS must be an integer from 1 to 3650/,
+      );
+    for (const ms of ['99', '3600001']) expect(() => loadConfig({ METRICS_REFRESH_MS: ms })).toThrow(/METRICS_REFRESH_MS/);
+  });
+});

@@ -143,6 +143,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       leaseMs: vars.WEBHOOK_LEASE_MS,
       secretOverlapMs: vars.WEBHOOK_SECRET_OVERLAP_MS,
     },
+    metricsRefreshMs: vars.METRICS_REFRESH_MS,
+    interactionTextRetentionDays: vars.INTERACTION_TEXT_RETENTION_DAYS,
     logLevel: vars.LOG_LEVEL,
     logFormat: vars.LOG_FORMAT ?? (runtime.terminal ? 'pretty' : 'json'),
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,

@@ -20,6 +20,7 @@ const STREAM_SNAPSHOT_MS = 2_000;
 export class CpaasHealthController implements OnModuleDestroy {
   /** Ends every open stream when the app stops, so shutdown does not wait on live pages. */
   private readonly closing$ = new Subject<void>();
+  private readonly startedAt: string;
 
   constructor(
     private readonly breakers: ProviderBreakers,
@@ -28,7 +29,9 @@ export class CpaasHealthController implements OnModuleDestroy {
     private readonly pool: PoolUsage,
     private readonly slots: StreamSlots,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.startedAt = new Date(clock.now()).toISOString();
+  }
 
   @Get()
   @ApiOperation({ summary: 'Breaker state per provider, from memory: no database query, no provider call.' })
@@ -101,6 +104,7 @@ export class CpaasHealthController implements OnModuleDestroy {
       providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), leadership)),
       replica: this.leadership.replica,
       leader: leadership.leader,
+      startedAt: this.startedAt,
       timestamp: new Date(this.clock.now()).toISOString(),
     };
   }

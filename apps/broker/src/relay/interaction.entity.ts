@@ -44,6 +44,8 @@ export type InteractionStatus =
 @Index('idx_interactions_provider_ref', ['providerRef'], { where: '"provider_ref" IS NOT NULL' })
 // A message from the app sent twice with one Idempotency-Key is one message, even after a takeover.
 @Index('uq_interactions_idempotency_key', ['sessionId', 'idempotencyKey'], { unique: true, where: '"idempotency_key" IS NOT NULL' })
+// The texts INTERACTION_TEXT_RETENTION_DAYS will erase, oldest first (apps/broker/src/retention).
+@Index('idx_interactions_text_kept', ['createdAt'], { where: '"text" IS NOT NULL' })
 export class Interaction {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -17,6 +17,8 @@ import { AccountDefaultCountry1796140000000 } from './1796140000000-AccountDefau
 import { ConversationSessions1796120000000 } from './1796120000000-ConversationSessions';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastCheck';
+import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
+import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -37,4 +39,6 @@ export const MIGRATIONS: Function[] = [
   ProviderLastCheck1796110000000,
   ConversationSessions1796120000000,
   AccountDefaultCountry1796140000000,
+  GivenUpDeliveriesIndex1796160000000,
+  InteractionTextRetention1796161000000,
 ];

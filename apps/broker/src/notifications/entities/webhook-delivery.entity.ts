@@ -14,6 +14,8 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'given_up';
 @Index('idx_webhook_deliveries_due', ['url', 'nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('idx_webhook_deliveries_expiring', ['expiresAt'], { where: `"status" = 'pending'` })
 @Index('idx_webhook_deliveries_event', ['eventId'])
+// The given-up count of /metrics, by kind and last answer, read from the index alone.
+@Index('idx_webhook_deliveries_given_up', ['kind', 'lastStatusCode', 'attempts'], { where: `"status" = 'given_up'` })
 export class WebhookDelivery {
   @PrimaryColumn({ type: 'uuid' })
   id: string;

@@ -120,6 +120,13 @@ export class CpaasHealthDto {
   @ApiProperty({ type: String, nullable: true, description: 'The replica that leads the breakers; null when none is known.' })
   leader: string | null;
 
+  @ApiProperty({
+    example: '2026-07-15T12:00:01.004Z',
+    description:
+      "When the replica that answered started: no state of a provider is known from before it, unless a state's `since` or a persisted transition says so.",
+  })
+  startedAt: string;
+
   @ApiProperty({ example: '2026-07-15T12:15:35.907Z' })
   timestamp: string;
 }
