@@ -279,6 +279,41 @@ describe('DeliveryWorker', () => {
     for (const { deliveryId } of [first, ...waiting]) expect((await delivery(deliveryId)).status).toBe('delivered');
   });
 
+  it('a 2xx ends the down state at once, even one answering an attempt that started before the 3rd failure', async () => {
+    // The first attempt to arrive is held; every other one fails until it is answered: the endpoint goes down
+    // while the first is still out.
+    let answerHeld: (() => void) | null = null;
+    let heldAnswered = false;
+    receiver.answer = () => {
+      if (receiver.received.length === 1)
+        return new Promise((resolve) => (answerHeld = () => ((heldAnswered = true), resolve({ status: 200 }))));
+      return { status: heldAnswered ? 200 : 503 };
+    };
+    // 4 in flight at most, 14 due: most of them are queued in the lane when the endpoint goes down.
+    const w = worker({ maxInFlightPerEndpoint: 4 }, () => 0);
+    const acct = await account();
+    const recorded = [];
+    for (let i = 0; i < 14; i++) recorded.push(await record(acct, receiver.url));
+    await w.runOnce();
+    const downState = async () =>
+      (
+        (await dataSource.query('SELECT down_breaker FROM webhook_endpoints WHERE url = $1', [receiver.url])) as Array<{
+          down_breaker: { state: string } | null;
+        }>
+      )[0]?.down_breaker?.state;
+    while ((await downState()) !== 'OPEN') await new Promise((resolve) => setTimeout(resolve, 10));
+    const beforeAnswer = receiver.received.length;
+    expect(beforeAnswer).toBeLessThan(14);
+
+    // No time passes: the late 2xx alone lets the rest flow (the failed ones and those still waiting).
+    answerHeld!();
+    await w.whenIdle();
+    expect(clock.now()).toBe(T0);
+    for (const { deliveryId } of recorded) expect((await delivery(deliveryId)).status).toBe('delivered');
+    expect(receiver.received.length).toBe(14 + (beforeAnswer - 1));
+    expect(await downState()).toBe('CLOSED');
+  });
+
   it('a URL down for an hour gets an attempt every 5 min (at most 6 with the breaker jitter), never the breaker 8 or 10 min', async () => {
     receiver.answer = () => ({ status: 503 });
     // The largest draw: every wait as long as its jitter allows.

@@ -206,8 +206,10 @@ export class EndpointLane {
         this.outcomes.push({ id: delivery.id, status: 'pending', nextAttemptAt: next, attempt });
       }
       if (recovered) {
+        // Back to normal (a 2xx, whichever attempt it answered): what the endpoint's block let go is sent again now.
         this.releaseBacklog = true;
         this.exhausted = false;
+        this.blockedUntil = null;
       }
     }
     this.pump();
