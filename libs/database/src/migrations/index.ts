@@ -14,6 +14,7 @@ import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSess
 import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
+import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -31,4 +32,5 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
+  WebhookEndpointPerAccount1796130000000,
 ];

@@ -11,7 +11,7 @@
  */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Clock } from '@app/clock';
-import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointWrite } from './delivery-store';
+import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointKey, EndpointWrite } from './delivery-store';
 import { EndpointHealth, endpointPolicies, type EndpointAdmission, type EndpointHealthSettings } from './endpoint-health';
 import { nextAttemptAt, type RetrySchedule } from './retry-schedule';
 import type { AttemptResult, WebhookSender } from './webhook-sender';
@@ -63,6 +63,9 @@ const FLUSH_DELAY_MS = 10;
 
 export class EndpointLane {
   readonly url: string;
+  /** The endpoint this lane works on: the URL, for one account (or the operator). */
+  readonly key: EndpointKey;
+  private readonly endpointId: string;
   readonly done: Promise<LaneEnd>;
   private resolveDone!: (end: LaneEnd) => void;
   private readonly health: EndpointHealth;
@@ -95,6 +98,8 @@ export class EndpointLane {
     private readonly deps: LaneDeps,
   ) {
     this.url = endpoint.url;
+    this.key = { accountId: endpoint.accountId, url: endpoint.url };
+    this.endpointId = endpoint.id;
     this.lastError = endpoint.lastError;
     this.lastSuccessAt = endpoint.lastSuccessAt;
     this.health = new EndpointHealth(
@@ -231,7 +236,7 @@ export class EndpointLane {
   private async fetch(want: number): Promise<void> {
     const pokes = this.pokes;
     try {
-      const rows = await this.deps.store.fetch(this.url, this.deps.clock.now(), want, [...this.held]);
+      const rows = await this.deps.store.fetch(this.key, this.deps.clock.now(), want, [...this.held]);
       for (const row of rows) {
         this.held.add(row.id);
         this.queue.push(row);
@@ -277,9 +282,9 @@ export class EndpointLane {
   private async flush(batch: DeliveryOutcome[], releaseBacklog: boolean, endpoint: EndpointWrite | null): Promise<void> {
     try {
       const now = this.deps.clock.now();
-      await this.deps.store.complete(this.url, this.deps.owner, batch, endpoint, now, now + this.deps.settings.leaseMs);
+      await this.deps.store.complete(this.endpointId, this.deps.owner, batch, endpoint, now, now + this.deps.settings.leaseMs);
       for (const outcome of batch) this.held.delete(outcome.id);
-      if (releaseBacklog) await this.deps.store.releaseBacklog(this.url, now, [...this.held]);
+      if (releaseBacklog) await this.deps.store.releaseBacklog(this.key, now, [...this.held]);
     } catch (error) {
       // The outcomes are lost, not the deliveries: they are still pending in the database and go again.
       for (const outcome of batch) this.held.delete(outcome.id);
@@ -320,7 +325,7 @@ export class EndpointLane {
   private async finish(): Promise<void> {
     const end: LaneEnd = this.failed ? 'failed' : this.stopping ? 'stopped' : this.blockedUntil !== null ? 'blocked' : 'idle';
     try {
-      await this.deps.store.release(this.url, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
+      await this.deps.store.release(this.endpointId, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
     } catch (error) {
       this.deps.logger.warn(
         `webhooks to ${this.url}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
