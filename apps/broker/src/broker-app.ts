@@ -32,6 +32,8 @@ export async function createBrokerApp(
   );
   app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
+  // The client address behind a proxy (TRUST_PROXY): `req.ip`, read by common/http/client-address.ts.
+  app.set('trust proxy', config.trustProxy === 0 ? false : config.trustProxy);
   limitSlowClients(app.getHttpServer() as Server, config);
 
   const openApi = new DocumentBuilder()

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader } from '../common/http';
+import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader, clientAddress } from '../common/http';
 import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
@@ -19,18 +19,17 @@ function unauthorized(detail: string): ProblemException {
   return new ProblemException({ status: 401, slug: 'unauthorized', title: 'Unauthorized', detail });
 }
 
-/** The connection's own address: a forwarding header is whatever the client wants it to be. */
-function clientAddress(request: Request): string {
-  return request.socket.remoteAddress ?? 'unknown';
-}
-
-/** Refuses, before any key is looked at, an address that sent too many wrong credentials lately. */
-function assertMayTryCredentials(rateLimits: RateLimits, context: ExecutionContext): void {
-  const waitMs = rateLimits.authFailureWait(clientAddress(context.switchToHttp().getRequest<Request>()));
-  if (waitMs === 0) return;
+/**
+ * A wrong API key or admin token: 401, or 429 once the client address has sent more wrong ones than its
+ * budget (RATE_LIMIT_AUTH_FAILURES_*). Only failures are throttled: the credential is checked first, so a
+ * valid key or token is never refused here, whoever else shares the address (a load balancer, a NAT).
+ */
+function refuseWrongCredential(rateLimits: RateLimits, context: ExecutionContext, detail: string): ProblemException {
+  const waitMs = rateLimits.noteAuthFailure(clientAddress(context.switchToHttp().getRequest<Request>()));
+  if (waitMs === 0) return unauthorized(detail);
   const seconds = Math.ceil(waitMs / 1000);
   context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
-  throw new ProblemException({
+  return new ProblemException({
     status: 429,
     title: 'Too many wrong credentials',
     detail: `This address sent more wrong API keys or admin tokens than RATE_LIMIT_AUTH_FAILURES_BURST allows; retry in ${seconds} s.`,
@@ -56,12 +55,8 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const key = bearer(request);
     if (!key) throw unauthorized('Send your API key as "Authorization: Bearer <key>".');
-    assertMayTryCredentials(this.rateLimits, context);
     const principal = await this.accounts.authenticate(key);
-    if (!principal) {
-      this.rateLimits.noteAuthFailure(clientAddress(request));
-      throw unauthorized('The API key is unknown or revoked.');
-    }
+    if (!principal) throw refuseWrongCredential(this.rateLimits, context, 'The API key is unknown or revoked.');
     request.principal = principal;
     const waitMs = this.rateLimits.take(principal.apiKeyId, request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates');
     if (waitMs > 0) {
@@ -105,12 +100,9 @@ export class AdminTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
-    assertMayTryCredentials(this.rateLimits, context);
     const candidate = Buffer.from(given);
-    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) {
-      this.rateLimits.noteAuthFailure(clientAddress(request));
-      throw unauthorized('The admin token is wrong.');
-    }
+    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token))
+      throw refuseWrongCredential(this.rateLimits, context, 'The admin token is wrong.');
     await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }

@@ -84,6 +84,11 @@ export interface BrokerConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
+  /**
+   * TRUST_PROXY: which proxies' `X-Forwarded-For` names the client (docs/security.md). A hop count (0: none,
+   * the connection is the client), or the addresses and CIDR ranges of the proxies (Express's `trust proxy`).
+   */
+  trustProxy: number | string[];
   /** Token buckets per API key, and for wrong credentials per client address (docs/security.md), per replica. */
   rateLimits: Record<'creates' | 'reads' | 'authFailures', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */

@@ -168,6 +168,14 @@ export class EnvironmentVariables {
   @IntVar(1, 100_000)
   SSE_MAX_STREAMS_PER_CLIENT = 10;
 
+  /**
+   * Whose `X-Forwarded-For` to believe for the client address (failure throttle, stream caps): a hop count, or
+   * the proxies' addresses and CIDR ranges. Unset: none; the connection's address is the client. Checked in loadConfig.
+   */
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
   /** Token bucket per API key for creates (every request that is not a GET): refill per second and burst. Per replica. */
   @NumberVar(0.01, 100_000)
   RATE_LIMIT_CREATES_PER_SECOND = 10;

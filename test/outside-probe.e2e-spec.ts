@@ -1,0 +1,103 @@
+/**
+ * The findings of the outside security probe of issue #29, each reproduced against the running broker
+ * as the probe sent it, over HTTP only, and each answered as the fix says. (Webhook endpoints per account
+ * are in notifications.e2e-spec.ts, the compose file and example credentials in start.e2e-spec.ts.)
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY } from './support/api-client';
+import { startBroker, type BrokerHarness } from './support/broker-harness';
+
+interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** GET `path` with `Authorization: Bearer <key>` from `localAddress`, with `headers` besides. */
+function getFrom(url: string, localAddress: string, key: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { localAddress, headers: { authorization: `Bearer ${key}`, ...headers } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The failure throttle at its defaults' shape, refilling slowly enough that no token comes back during a test. */
+const SLOW_FAILURE_REFILL = { RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '0.01', RATE_LIMIT_AUTH_FAILURES_BURST: '20' };
+
+describe('issue #29: what an outside probe found', () => {
+  describe('item 2: wrong credentials throttle the failures, never a valid key or token', () => {
+    let broker: BrokerHarness;
+    let proxied: BrokerHarness;
+
+    beforeAll(async () => {
+      broker = await startBroker({ ...AUTH_ENV, ...SLOW_FAILURE_REFILL });
+      // Behind a proxy on 127.0.0.1: the client is the address it forwards.
+      proxied = await startBroker({ ...AUTH_ENV, ...SLOW_FAILURE_REFILL, TRUST_PROXY: '127.0.0.1' }, { sim: broker.sim });
+    }, 60_000);
+    afterAll(async () => {
+      await proxied?.close();
+      await broker?.close();
+    });
+
+    it('21 wrong bearer tokens from one address, then the right key and the admin token from it: both accepted', async () => {
+      const statuses = [];
+      for (let i = 0; i < 21; i++)
+        statuses.push((await getFrom(broker.url, '127.0.0.3', `sk_wrong_${i}_aaaaaaaaaaaaaaaa`, '/v1/sessions')).status);
+      expect(statuses).toEqual([...Array(20).fill(401), 429]);
+      expect((await getFrom(broker.url, '127.0.0.3', API_KEY, '/v1/sessions?limit=1')).status).toBe(200);
+      expect((await getFrom(broker.url, '127.0.0.3', ADMIN_TOKEN, '/v1/admin/accounts')).status).toBe(200);
+      // The wrong ones stay throttled, with the time to wait.
+      const refused = await getFrom(broker.url, '127.0.0.3', 'sk_wrong_again_aaaaaaaaaaaaaaaa', '/v1/sessions');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(JSON.parse(refused.body)).toMatchObject({ type: '/problems/rate-limited' });
+      expect((await getFrom(broker.url, '127.0.0.3', 'wrong-admin-token-000000', '/v1/admin/accounts')).status).toBe(429);
+    });
+
+    it('once an address has spent its budget, a wrong key between each legitimate request refuses none of them', async () => {
+      for (let i = 0; i < 20; i++) await getFrom(broker.url, '127.0.0.4', `sk_spent_${i}_aaaaaaaaaaaaaaaaaaaa`, '/v1/sessions');
+      const legitimate = [];
+      for (let i = 0; i < 15; i++) {
+        await getFrom(broker.url, '127.0.0.4', `sk_noise_${i}_aaaaaaaaaaaaaaaaaaaa`, '/v1/sessions');
+        legitimate.push((await getFrom(broker.url, '127.0.0.4', OTHER_API_KEY, '/v1/sessions?limit=1')).status);
+      }
+      expect(legitimate).toEqual(Array(15).fill(200));
+    });
+
+    it('without TRUST_PROXY a forwarded address is ignored: the connection is the client', async () => {
+      for (let i = 0; i < 20; i++)
+        await getFrom(broker.url, '127.0.0.5', `sk_wrong_${i}_bbbbbbbbbbbbbbbb`, '/v1/sessions', { 'x-forwarded-for': `198.51.100.${i}` });
+      const next = await getFrom(broker.url, '127.0.0.5', 'sk_wrong_next_bbbbbbbbbbbbbbbb', '/v1/sessions', {
+        'x-forwarded-for': '198.51.100.200',
+      });
+      expect(next.status).toBe(429);
+    });
+
+    it('behind a trusted proxy each client has its own budget: one anonymous client cannot lock out the others', async () => {
+      const through = (client: string, key: string) =>
+        getFrom(proxied.url, '127.0.0.1', key, '/v1/sessions', { 'x-forwarded-for': client });
+      const attacker = [];
+      for (let i = 0; i < 21; i++) attacker.push((await through('203.0.113.66', `sk_wrong_${i}_cccccccccccccccc`)).status);
+      expect(attacker).toEqual([...Array(20).fill(401), 429]);
+      // Another client behind the same proxy still gets a plain 401 for a typo, and its key works.
+      expect((await through('203.0.113.7', 'sk_typo_cccccccccccccccccccc')).status).toBe(401);
+      expect((await through('203.0.113.7', API_KEY)).status).toBe(200);
+      // A forwarded address from a connection that is not the trusted proxy is not believed.
+      const direct = [];
+      for (let i = 0; i < 21; i++)
+        direct.push(
+          (
+            await getFrom(proxied.url, '127.0.0.6', `sk_wrong_${i}_dddddddddddddddd`, '/v1/sessions', {
+              'x-forwarded-for': `203.0.113.${100 + i}`,
+            })
+          ).status,
+        );
+      expect(direct).toEqual([...Array(20).fill(401), 429]);
+    });
+  });
+});
