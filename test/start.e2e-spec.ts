@@ -263,6 +263,23 @@ describe('the production entry point', () => {
     );
   }, 30_000);
 
+  it('refuses a credential published as an example in this repository, in one line naming the variable (issue #29)', async () => {
+    running = startProcess([PRODUCTION_MAIN], {
+      DATABASE_URL: 'postgres://broker:0d4f6c2b9e11@127.0.0.1:9/broker',
+      PROVIDERS: 'primary=sim:http://127.0.0.1:9',
+      SIM_WEBHOOK_SECRET: 'production-entry-test-secret',
+      BROKER_API_KEY: 'dev-key-change-me-0000',
+      ADMIN_TOKEN: 'dev-admin-token-change-me',
+    });
+    expect((await running.exited).code).toBe(1);
+    const output = running.output().trim();
+    expect(output.split('\n')).toHaveLength(1);
+    expect(output).toMatch(
+      /^session-broker: cannot start: invalid configuration: BROKER_API_KEY holds a key published as an example.*; ADMIN_TOKEN is a value published as an example/,
+    );
+    expect(output).not.toContain('change-me');
+  }, 30_000);
+
   it('serves with DATABASE_URL and PROVIDERS, and stops on SIGTERM with nothing left open', async () => {
     const db = await createTestDatabase();
     try {

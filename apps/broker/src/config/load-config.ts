@@ -4,6 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { BrokerConfig, ProviderConfig } from './broker-config';
 import { EnvironmentVariables } from './env.dto';
+import { publishedExampleProblems } from './published-examples';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -75,6 +76,8 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     problems.push('BREAKER_LEADER_LEASE_MS must be at most BREAKER_HEALTH_INTERVAL_MS');
   if (vars.BREAKER_LEADER_LEASE_MS !== 0 && vars.BREAKER_LEADER_LEASE_MS < 30)
     problems.push('BREAKER_LEADER_LEASE_MS must be 0 or at least 30');
+  // A credential anyone can read in this repository is no credential (the all-local mode makes its own).
+  problems.push(...publishedExampleProblems(vars));
   const trustProxy = parseTrustProxy(vars.TRUST_PROXY);
   if (trustProxy === null) problems.push(TRUST_PROXY_PROBLEM);
   if (runtime.standalone && !vars.DATABASE_URL)
