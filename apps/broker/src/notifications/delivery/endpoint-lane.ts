@@ -90,6 +90,8 @@ export class EndpointLane {
   private finished = false;
   private releaseBacklog = false;
   private blockedUntil: number | null = null;
+  /** What the log names the endpoint by: its host (a URL's path or query may carry the receiver's token). */
+  private readonly host: string;
   private lastError: string | null;
   private lastSuccessAt: number | null;
 
@@ -100,6 +102,7 @@ export class EndpointLane {
     this.url = endpoint.url;
     this.key = { accountId: endpoint.accountId, url: endpoint.url };
     this.endpointId = endpoint.id;
+    this.host = URL.canParse(endpoint.url) ? new URL(endpoint.url).host : 'an unparsable URL';
     this.lastError = endpoint.lastError;
     this.lastSuccessAt = endpoint.lastSuccessAt;
     this.health = new EndpointHealth(
@@ -296,7 +299,7 @@ export class EndpointLane {
   }
 
   private fail(what: string, error: unknown): void {
-    this.deps.logger.warn(`webhooks to ${this.url}: ${what}: ${(error as Error).message}`);
+    this.deps.logger.warn(`webhooks to ${this.host}: ${what}: ${(error as Error).message}`);
     this.failed = true;
     this.stopping = true;
     this.abort.abort();
@@ -328,7 +331,7 @@ export class EndpointLane {
       await this.deps.store.release(this.endpointId, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
     } catch (error) {
       this.deps.logger.warn(
-        `webhooks to ${this.url}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
+        `webhooks to ${this.host}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
       );
     } finally {
       this.health.dispose();
