@@ -100,4 +100,73 @@ describe('issue #29: what an outside probe found', () => {
       expect(direct).toEqual([...Array(20).fill(401), 429]);
     });
   });
+
+  describe('item 11: query numbers as written, answers not cached, /metrics and /docs behind a token', () => {
+    let broker: BrokerHarness;
+    let guarded: BrokerHarness;
+    const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
+    beforeAll(async () => {
+      broker = await startBroker(AUTH_ENV);
+      guarded = await startBroker({ ...AUTH_ENV, METRICS_TOKEN }, { sim: broker.sim });
+    }, 60_000);
+    afterAll(async () => {
+      await guarded?.close();
+      await broker?.close();
+    });
+
+    const get = (url: string, path: string, key?: string) =>
+      fetch(`${url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+
+    it.each(['0x10', '1e1', '+5', '%205', '5.0', '0b11'])(
+      'refuses limit=%s with a 400 naming limit, on every paged list',
+      async (limit) => {
+        for (const [path, key] of [
+          ['/v1/sessions', API_KEY],
+          ['/v1/events', API_KEY],
+          ['/v1/health/cpaas/history', undefined],
+        ] as const) {
+          const res = await get(broker.url, `${path}?limit=${limit}`, key);
+          expect({ path, status: res.status }).toEqual({ path, status: 400 });
+          expect(((await res.json()) as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toEqual(['limit']);
+        }
+        expect((await get(broker.url, '/v1/sessions?limit=16', API_KEY)).status).toBe(200);
+      },
+    );
+
+    it('answers the API with Cache-Control: no-store, problems included', async () => {
+      for (const [path, key, status] of [
+        ['/v1/sessions', API_KEY, 200],
+        ['/v1/sessions', 'sk_wrong_eeeeeeeeeeeeeeeeeeee', 401],
+        ['/v1/sessions/00000000-0000-0000-0000-000000000000', API_KEY, 404],
+        ['/v1/health/cpaas', undefined, 200],
+        ['/health/ready', undefined, 200],
+        ['/metrics', undefined, 200],
+      ] as const) {
+        const res = await get(broker.url, path, key);
+        // Terminus answers the health routes with its own `no-cache, no-store, must-revalidate`.
+        expect({ path, status: res.status, noStore: /(^|, )no-store(,|$)/.test(res.headers.get('cache-control') ?? '') }).toEqual({
+          path,
+          status,
+          noStore: true,
+        });
+      }
+    });
+
+    it('with METRICS_TOKEN, /metrics and /docs answer only with it (401 problem otherwise); without it they stay open', async () => {
+      for (const path of ['/metrics', '/docs', '/docs/openapi.json']) {
+        const none = await get(guarded.url, path);
+        expect({ path, status: none.status }).toEqual({ path, status: 401 });
+        expect(none.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(none.headers.get('www-authenticate')).toBe('Bearer');
+        expect((await get(guarded.url, path, 'metrics-token-wrong-0000000000')).status).toBe(401);
+        expect((await get(guarded.url, path, API_KEY)).status).toBe(401);
+        expect((await get(guarded.url, path, METRICS_TOKEN)).status).toBe(200);
+        expect((await get(broker.url, path)).status).toBe(200);
+      }
+      // The API itself is untouched by it.
+      expect((await get(guarded.url, '/v1/sessions', API_KEY)).status).toBe(200);
+      expect((await get(guarded.url, '/v1/health/cpaas')).status).toBe(200);
+    });
+  });
 });

@@ -49,6 +49,8 @@ export interface BrokerConfig {
   providerCallTimeoutMs: number;
   apiKeys: string[];
   adminToken?: string;
+  /** METRICS_TOKEN: when set, `/metrics` and `/docs` require it as a bearer token. */
+  metricsToken?: string;
   sessions: {
     sweepIntervalMs: number;
     /** 0: read at start only. */

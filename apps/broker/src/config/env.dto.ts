@@ -141,6 +141,13 @@ export class EnvironmentVariables {
   @MaxLength(512)
   ADMIN_TOKEN?: string;
 
+  /** When set, `/metrics` and the API docs (`/docs`) answer only `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @MaxLength(512)
+  METRICS_TOKEN?: string;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 

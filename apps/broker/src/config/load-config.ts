@@ -23,13 +23,14 @@ const OPTIONAL = [
   'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   'LOG_FORMAT',
   'TRUST_PROXY',
+  'METRICS_TOKEN',
 ];
 export interface ConfigRuntime {
   terminal?: boolean;
   standalone?: boolean;
 }
 
-const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
+const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET', 'METRICS_TOKEN'];
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
@@ -115,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
     apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],
     adminToken: vars.ADMIN_TOKEN,
+    metricsToken: vars.METRICS_TOKEN,
     sessions: {
       sweepIntervalMs: vars.SESSION_SWEEP_INTERVAL_MS,
       poolUsageRefreshMs: vars.POOL_USAGE_REFRESH_MS,

@@ -13,7 +13,14 @@ export const PUBLISHED_EXAMPLE_CREDENTIALS: ReadonlySet<string> = new Set([
 ]);
 
 /** The broker's own credentials, read from the environment, that must not be a published example. */
-export const CREDENTIAL_VARIABLES = ['BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET', 'DATABASE_URL'] as const;
+export const CREDENTIAL_VARIABLES = [
+  'BROKER_API_KEY',
+  'ADMIN_TOKEN',
+  'SIM_WEBHOOK_SECRET',
+  'OPS_WEBHOOK_SECRET',
+  'METRICS_TOKEN',
+  'DATABASE_URL',
+] as const;
 
 /**
  * One line per credential variable whose value (a key of BROKER_API_KEY's list, the password in
