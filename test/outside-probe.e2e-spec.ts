@@ -4,7 +4,8 @@
  * are in notifications.e2e-spec.ts, the compose file and example credentials in start.e2e-spec.ts.)
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY } from './support/api-client';
+import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY, createSession, freshPair, sessionBody } from './support/api-client';
+import { simInbound } from './support/sim-control';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 
 interface Answer {
@@ -167,6 +168,95 @@ describe('issue #29: what an outside probe found', () => {
       // The API itself is untouched by it.
       expect((await get(guarded.url, '/v1/sessions', API_KEY)).status).toBe(200);
       expect((await get(guarded.url, '/v1/health/cpaas')).status).toBe(200);
+    });
+  });
+
+  describe('item 10: interactions are paged, and each session relays at a bounded rate', () => {
+    let broker: BrokerHarness;
+
+    beforeAll(async () => {
+      // 12 relays at once per session, then one every 100 s: no token comes back during the test.
+      broker = await startBroker({ ...AUTH_ENV, RATE_LIMIT_SESSION_RELAYS_PER_SECOND: '0.01', RATE_LIMIT_SESSION_RELAYS_BURST: '12' });
+    }, 60_000);
+    afterAll(() => broker?.close());
+
+    interface Page {
+      interactions: Array<{ id: string; createdAt: string; from: string }>;
+      nextCursor: string | null;
+    }
+    const page = async (id: string, query = ''): Promise<Page> => {
+      const res = await fetch(`${broker.url}/v1/sessions/${id}/interactions${query}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Page;
+    };
+
+    it('relays a burst of RATE_LIMIT_SESSION_RELAYS_BURST texts per session, refuses the rest, and shows it in /metrics', async () => {
+      const [rider, driver] = freshPair();
+      const session = (await createSession(broker.url, sessionBody([rider, driver])).expect(201)).body as {
+        id: string;
+        proxyNumber: string;
+      };
+      const answers = [];
+      for (let i = 0; i < 15; i++)
+        answers.push(
+          (await simInbound(broker.sim.url, 'primary', { channel: 'sms', from: rider, to: session.proxyNumber, text: `spam ${i}` })).status,
+        );
+      expect(answers.slice(0, 12)).toEqual(Array(12).fill(200));
+      // Not relayed and not recorded; the simulator's answer names the refusal (its adapter has no answer of its own).
+      expect(answers.slice(12)).toEqual([429, 429, 429]);
+      expect((await page(session.id, '?limit=200')).interactions).toHaveLength(12);
+
+      // Another session's participants are not held back by it.
+      const [other, otherDriver] = freshPair();
+      const second = (await createSession(broker.url, sessionBody([other, otherDriver])).expect(201)).body as {
+        id: string;
+        proxyNumber: string;
+      };
+      expect(
+        (await simInbound(broker.sim.url, 'primary', { channel: 'sms', from: other, to: second.proxyNumber, text: 'hello' })).status,
+      ).toBe(200);
+
+      const metrics = await (await fetch(`${broker.url}/metrics`)).text();
+      expect(metrics).toMatch(/^broker_limit\{limit="rate_limit_session_relays_burst"\} 12$/m);
+      expect(metrics).toMatch(/^broker_limit_refusals_total\{limit="rate_limit_session_relays"\} 3$/m);
+    });
+
+    it('pages GET /v1/sessions/:id/interactions oldest first with limit and cursor, as the other lists', async () => {
+      const [rider, driver] = freshPair();
+      const session = (await createSession(broker.url, sessionBody([rider, driver])).expect(201)).body as {
+        id: string;
+        proxyNumber: string;
+      };
+      for (let i = 0; i < 7; i++)
+        await simInbound(broker.sim.url, 'primary', {
+          channel: 'sms',
+          from: i % 2 ? driver : rider,
+          to: session.proxyNumber,
+          text: `m${i}`,
+        });
+      const first = await page(session.id);
+      expect(first.interactions).toHaveLength(7);
+      expect(first.nextCursor).toBeNull();
+
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const next: Page = await page(session.id, `?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(next.interactions.length).toBeLessThanOrEqual(3);
+        seen.push(...next.interactions.map((i) => i.id));
+        cursor = next.nextCursor;
+        pages += 1;
+      } while (cursor);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(first.interactions.map((i) => i.id));
+
+      for (const query of ['?limit=0', '?limit=201', '?limit=0x10', '?cursor=abc']) {
+        const res = await fetch(`${broker.url}/v1/sessions/${session.id}/interactions${query}`, {
+          headers: { authorization: `Bearer ${API_KEY}` },
+        });
+        expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      }
     });
   });
 });

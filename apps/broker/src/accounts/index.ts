@@ -3,4 +3,4 @@ export { ApiKey } from './api-key.entity';
 export { AccountsModule } from './accounts.module';
 export { AccountsService, type Principal } from './accounts.service';
 export { AdminTokenGuard, ApiKeyGuard, CurrentPrincipal, requireMetricsToken } from './auth.guards';
-export { RateLimits } from './rate-limits';
+export { RateLimits, TokenBucket, type BucketRule } from './rate-limits';

@@ -91,8 +91,11 @@ export interface BrokerConfig {
    * the connection is the client), or the addresses and CIDR ranges of the proxies (Express's `trust proxy`).
    */
   trustProxy: number | string[];
-  /** Token buckets per API key, and for wrong credentials per client address (docs/security.md), per replica. */
-  rateLimits: Record<'creates' | 'reads' | 'authFailures', { perSecond: number; burst: number }>;
+  /**
+   * Token buckets per API key, for wrong credentials per client address, and for relays per session
+   * (docs/security.md), per replica.
+   */
+  rateLimits: Record<'creates' | 'reads' | 'authFailures' | 'sessionRelays', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */
   http: {
     headersTimeoutMs: number;

@@ -204,6 +204,13 @@ export class EnvironmentVariables {
   @IntVar(1, 1_000_000)
   RATE_LIMIT_AUTH_FAILURES_BURST = 20;
 
+  /** Token bucket per session for relayed texts and calls: refill per second and burst. Per replica. */
+  @NumberVar(0.001, 100_000)
+  RATE_LIMIT_SESSION_RELAYS_PER_SECOND = 0.5;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_SESSION_RELAYS_BURST = 30;
+
   /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
   @IntVar(1, 1000)
   SESSION_PARTICIPANT_LIMIT = 3;

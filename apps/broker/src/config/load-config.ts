@@ -156,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       creates: { perSecond: vars.RATE_LIMIT_CREATES_PER_SECOND, burst: vars.RATE_LIMIT_CREATES_BURST },
       reads: { perSecond: vars.RATE_LIMIT_READS_PER_SECOND, burst: vars.RATE_LIMIT_READS_BURST },
       authFailures: { perSecond: vars.RATE_LIMIT_AUTH_FAILURES_PER_SECOND, burst: vars.RATE_LIMIT_AUTH_FAILURES_BURST },
+      sessionRelays: { perSecond: vars.RATE_LIMIT_SESSION_RELAYS_PER_SECOND, burst: vars.RATE_LIMIT_SESSION_RELAYS_BURST },
     },
     http: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,

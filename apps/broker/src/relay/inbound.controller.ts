@@ -63,6 +63,16 @@ export class InboundController {
         title: 'No active session',
         detail: `${event.from} has no active session on ${event.to}.`,
       });
+    if (answer.kind === 'rate-limited') {
+      const seconds = Math.ceil(answer.retryAfterMs / 1000);
+      res.setHeader('Retry-After', String(seconds));
+      throw new ProblemException({
+        status: 429,
+        slug: 'rate-limited',
+        title: 'Session relay rate reached',
+        detail: `The session on ${event.to} relayed more than RATE_LIMIT_SESSION_RELAYS_BURST allows; not relayed (retry in ${seconds} s).`,
+      });
+    }
     send(res, answer.answer);
   }
 

@@ -7,10 +7,11 @@ import { InboundController } from './inbound.controller';
 import { InteractionRepository, PostgresInteractionRepository } from './interaction.repository';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
   imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule],
-  providers: [RelayService, RelayWorker, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
+  providers: [RelayService, RelayWorker, SessionRelayLimit, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
   controllers: [InboundController],
 })
 export class RelayModule {}

@@ -5,10 +5,13 @@
  */
 import type { ProviderResult, SendSmsRequest, SmsOutcome, StatusEvent, WebhookAnswer } from '@app/cpaas';
 import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
+import { systemClock } from '@app/clock';
 import { loadConfig } from '../config';
+import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { ProviderRegistry } from '../providers/provider-registry';
 import type { Session } from '../sessions/session.entity';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 const ALICE = '+2348030000001';
 const BOB = '+2348030000002';
@@ -85,7 +88,14 @@ describe('RelayService', () => {
     sessions = new InMemorySessionRepository(() => now);
     interactions = new InMemoryInteractionRepository(sessions, new Map([['primary', [PROXY]]]), () => now);
     provider = new ScriptedProvider();
-    relay = new RelayService(interactions, sessions, loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) }), provider.registry());
+    const config = loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) });
+    relay = new RelayService(
+      interactions,
+      sessions,
+      config,
+      provider.registry(),
+      new SessionRelayLimit(config, systemClock, new BrokerMetrics()),
+    );
     session = sessions.addPending({
       accountId: 'acct',
       provider: 'primary',

@@ -9,9 +9,15 @@ import type { Session } from '../sessions/session.entity';
 import { SessionRepository } from '../sessions/session.repository';
 import type { Interaction, InteractionStatus } from './interaction.entity';
 import { InteractionRepository, type InteractionTransaction } from './interaction.repository';
+import { SessionRelayLimit } from './session-relay-limit';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
-export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
+export type InboundAnswer =
+  | { kind: 'answer'; answer: WebhookAnswer }
+  | { kind: 'no-session' }
+  | { kind: 'not-our-number' }
+  /** The session relayed its RATE_LIMIT_SESSION_RELAYS_BURST; the next relay is allowed in `retryAfterMs`. */
+  | { kind: 'rate-limited'; retryAfterMs: number };
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const CLAIM_BATCH = 50;
@@ -31,6 +37,7 @@ export class RelayService {
     private readonly sessions: SessionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
+    private readonly relayLimit: SessionRelayLimit,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
@@ -42,6 +49,8 @@ export class RelayService {
       return this.outOfSession(provider, event);
     }
     const other = session.participants.find((n) => n !== event.from)!;
+    const waitMs = this.relayLimit.take(session.id);
+    if (waitMs > 0) return this.overRelayLimit(provider, event, waitMs);
     if (event.channel === 'voice') return this.bridge(session, event, other);
 
     const interaction = await this.interactions.recordSms({
@@ -231,6 +240,12 @@ export class RelayService {
       kind: 'answer',
       answer: this.registry.webhooks(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
     };
+  }
+
+  /** Neither relayed nor recorded: the vendor's own refusal (TwiML `<Reject/>`, an empty `<Response/>`), else a 429. */
+  private overRelayLimit(provider: string, event: InboundEvent, retryAfterMs: number): InboundAnswer {
+    const answer = this.registry.webhooks(provider).noSessionAnswer(event.channel);
+    return answer ? { kind: 'answer', answer } : { kind: 'rate-limited', retryAfterMs };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {
