@@ -6,7 +6,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, OTHER_API_KEY, createSession, freshPair, sessionBody } from './support/api-client';
 import { simInbound } from './support/sim-control';
-import { startBroker, type BrokerHarness } from './support/broker-harness';
+import { createTestDatabase } from '@app/testing';
+import { startBroker, startSimulator, type BrokerHarness } from './support/broker-harness';
 
 interface Answer {
   status: number;
@@ -258,5 +259,69 @@ describe('issue #29: what an outside probe found', () => {
         expect({ query, status: res.status }).toEqual({ query, status: 400 });
       }
     });
+  });
+
+  describe('item 5: BROKER_API_KEY is the list of the keys it makes: a key taken out of it stops working', () => {
+    const KEEP = 'env-key-kept-0123456789abcdef';
+    const DROP = 'env-key-dropped-0123456789ab';
+    const REVOKED = 'env-key-revoked-by-operator-01';
+
+    it('revokes at start the keys it made that it no longer lists (said in the log), and brings one back when listed again', async () => {
+      const db = await createTestDatabase();
+      const sim = await startSimulator();
+      const logs: string[] = [];
+      const start = (keys: string[]) =>
+        startBroker(
+          { BROKER_API_KEY: keys.join(','), ADMIN_TOKEN, LOG_LEVEL: 'info' },
+          { db, sim, logs: { write: (line) => void logs.push(line) } },
+        );
+      const status = async (url: string, key: string) =>
+        (await fetch(`${url}/v1/sessions?limit=1`, { headers: { authorization: `Bearer ${key}` } })).status;
+      try {
+        let broker = await start([KEEP, DROP, REVOKED]);
+        // A key the admin API made for the same account is not the environment's to revoke.
+        const accounts = (await (
+          await fetch(`${broker.url}/v1/admin/accounts`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+        ).json()) as {
+          accounts: Array<{ id: string; apiKeys: Array<{ id: string; prefix: string }> }>;
+        };
+        const keep = accounts.accounts.find((a) => a.apiKeys.some((k) => KEEP.startsWith(k.prefix)))!;
+        const made = (await (
+          await fetch(`${broker.url}/v1/admin/accounts/${keep.id}/api-keys`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ label: 'BROKER_API_KEY' }),
+          })
+        ).json()) as { key: string };
+        // An operator revokes one of the listed keys.
+        const revoked = accounts.accounts.flatMap((a) => a.apiKeys).find((k) => REVOKED.startsWith(k.prefix))!;
+        await fetch(`${broker.url}/v1/admin/api-keys/${revoked.id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
+        await broker.close();
+
+        logs.length = 0;
+        broker = await start([KEEP, REVOKED]);
+        expect(await status(broker.url, KEEP)).toBe(200);
+        expect(await status(broker.url, DROP)).toBe(401);
+        expect(await status(broker.url, made.key)).toBe(200);
+        // Still listed, but an operator revoked it: it stays revoked, and the start says so.
+        expect(await status(broker.url, REVOKED)).toBe(401);
+        const said = logs.join('\n');
+        expect(said).toContain(`revoked API key ${DROP.slice(0, 10)}…: no longer in BROKER_API_KEY`);
+        expect(said).toContain(`API key ${REVOKED.slice(0, 10)}… is in BROKER_API_KEY but was revoked by an operator`);
+        expect(said).not.toContain(DROP);
+        await broker.close();
+
+        broker = await start([KEEP, DROP]);
+        expect(await status(broker.url, DROP)).toBe(200);
+        expect(await status(broker.url, REVOKED)).toBe(401);
+        await broker.close();
+      } finally {
+        await sim.app.close();
+        await db.drop();
+      }
+    }, 120_000);
   });
 });

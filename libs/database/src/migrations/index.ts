@@ -15,6 +15,7 @@ import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-Act
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
 import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
+import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -33,4 +34,5 @@ export const MIGRATIONS: Function[] = [
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
   WebhookEndpointPerAccount1796130000000,
+  EnvironmentKeys1796130100000,
 ];
