@@ -43,10 +43,12 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-function embeddedUrl(output: string): string {
+/** The embedded server's URL: its address from the start's line (password masked there), its password from the data folder. */
+async function embeddedUrl(output: string, dataDir: string): Promise<string> {
   const match = /at (postgres:\/\/postgres):\*\*\*(@127\.0\.0\.1:\d+\/broker)/.exec(output);
   if (!match) throw new Error(`no database line in:\n${output}`);
-  return `${match[1]}:postgres${match[2]}`;
+  const password = (await readFile(join(dataDir, 'postgres-superuser-password'), 'utf8')).trim();
+  return `${match[1]}:${password}${match[2]}`;
 }
 
 beforeAll(() => buildOnce(), 240_000);
@@ -156,7 +158,7 @@ describe('npm start', () => {
   it('comes back with its data after a kill -9, stopping the orphaned server', async () => {
     running = startProcess([MAIN], env);
     await eventually(() => ready(Number(env.PORT)));
-    const url = embeddedUrl(running.output());
+    const url = await embeddedUrl(running.output(), dataDir);
     const client = new Client(url);
     await client.connect();
     await client.query('CREATE TABLE survivor (note text)');
@@ -169,7 +171,7 @@ describe('npm start', () => {
     running = startProcess([MAIN], env);
     await eventually(() => ready(Number(env.PORT)));
     expect(running.output()).toMatch(/stopping a PostgreSQL server \(pid \d+\) left running by an earlier process/);
-    const again = new Client(embeddedUrl(running.output()));
+    const again = new Client(await embeddedUrl(running.output(), dataDir));
     await again.connect();
     expect((await again.query('SELECT note FROM survivor')).rows).toEqual([{ note: 'still here' }]);
     await again.end();
