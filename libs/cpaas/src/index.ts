@@ -2,6 +2,7 @@ export {
   CALL_ANSWERS,
   WEBHOOK_ROUTES,
   providerWebhookUrls,
+  webhookRoutePath,
   type BindProxyRequest,
   type BridgeCallRequest,
   type CallAnswer,

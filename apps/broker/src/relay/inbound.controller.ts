@@ -109,9 +109,16 @@ export class InboundController {
   }
 }
 
-/** The broker's origin as this request reached it, for a provider that calls it directly (the simulator). */
+/** A Host header that is a host and a port, nothing else (no path, query or fragment to move the URL). */
+const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The broker's origin as this request reached it, for a provider that calls it directly (the simulator).
+ * The Host header is the sender's to choose: one that is not a plain host and port counts for nothing.
+ */
 function ownOrigin(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const host = req.get('host');
+  return `${req.protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
 }
 
 function send(res: Response, answer: WebhookAnswer): void {
