@@ -3,7 +3,6 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperati
 import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
-import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
