@@ -16,5 +16,7 @@ import { RelayService } from './relay.service';
   imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
   providers: [RelayService, RelayWorker, MessagesService, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
   controllers: [InboundController, MessagesController],
+  // A session rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
+  exports: [RelayService],
 })
 export class RelayModule {}
