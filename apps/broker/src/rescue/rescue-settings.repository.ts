@@ -3,6 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { RescueAccount } from './rescue-rules';
 
+/** Notified (by a trigger on accounts, migration SessionRescue) whenever an account's rescue setting changes; payload: its id. */
+export const RESCUE_SETTINGS_CHANNEL = 'broker_rescue_settings';
+
 /** An account's rescue setting; `afterSeconds` null: off (its sessions stay on their provider). */
 export interface RescueSetting {
   readonly afterSeconds: number | null;

@@ -193,6 +193,16 @@ export class SessionMoveRepository {
     });
   }
 
+  /** Whether any move is pending, and whether any moved session's old binding is still to release. */
+  async workLeft(): Promise<{ pending: boolean; unreleased: boolean }> {
+    const [row] = await this.dataSource.query<Array<{ pending: boolean; unreleased: boolean }>>(
+      `/* rescue.work_left */
+       SELECT EXISTS (SELECT 1 FROM session_moves WHERE status = 'pending') AS pending,
+              EXISTS (SELECT 1 FROM session_moves WHERE status = 'moved' AND from_binding_id IS NOT NULL AND from_released_at IS NULL) AS unreleased`,
+    );
+    return row;
+  }
+
   async pendingCount(): Promise<number> {
     const [row] = await this.dataSource.query<Array<{ n: number }>>(
       `/* rescue.pending */ SELECT count(*)::int AS n FROM session_moves WHERE status = 'pending'`,

@@ -22,6 +22,7 @@ import { asyncScheduler, Subscription, type SchedulerLike } from 'rxjs';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { ListenClient } from '../database/listen-client';
 import type { IntervalJob } from '../jobs/interval-job';
 import { JobRunner } from '../jobs/job-runner';
 import { BrokerMetrics } from '../metrics/broker-metrics';
@@ -32,8 +33,8 @@ import { ProviderRegistry } from '../providers/provider-registry';
 import type { LeaderFence } from '../providers/provider-state.repository';
 import { RelayService } from '../relay/relay.service';
 import { sessionRebound, sessionRescueFailed, type RescueAttempt } from './rescue-events';
-import { MovePacer, dueAccounts, openOutages, type Outage } from './rescue-rules';
-import { RescueSettingsRepository } from './rescue-settings.repository';
+import { MovePacer, dueAccounts, openOutages, type Outage, type RescueAccount } from './rescue-rules';
+import { RESCUE_SETTINGS_CHANNEL, RescueSettingsRepository } from './rescue-settings.repository';
 import { LeadershipLostError, SessionMoveRepository, type OutageKey } from './session-move.repository';
 
 /** The scheduler of the rescue's interval and pace, if not `asyncScheduler` (nothing provides it in the app). */
@@ -58,11 +59,18 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
   private readonly job: IntervalJob;
   private readonly pacer: MovePacer;
   private readonly subscriptions = new Subscription();
+  private unlisten: Array<() => void> = [];
   /** Outage, account and setting already planned by this leader. */
   private readonly planned = new Set<string>();
-  /** Whether pending moves, or old bindings to release, may exist: false once a pass found none and nothing changed since. */
-  private maybePending = true;
-  private maybeUnreleased = true;
+  /**
+   * What this replica knows, so a pass with nothing to do sends no query (a provider OPEN while no account opted in
+   * costs nothing): the accounts that opted in (null: read again, a setting changed), and whether the database holds
+   * pending moves or old bindings to release (null: read again, a new term of leadership began here).
+   */
+  private accounts: RescueAccount[] | null = null;
+  private work: { pending: boolean; unreleased: boolean } | null = null;
+  /** Old bindings wait on a provider that was out at the last release: looked for again at the next transition. */
+  private unreleasedWhenBack = false;
 
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
@@ -74,6 +82,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
     private readonly pool: PoolUsage,
     private readonly relay: RelayService,
     private readonly metrics: BrokerMetrics,
+    private readonly listener: ListenClient,
     jobs: JobRunner,
     @Inject(CLOCK) private readonly clock: Clock,
     @Optional() @Inject(RESCUE_SCHEDULER) private readonly scheduler: SchedulerLike = asyncScheduler,
@@ -99,28 +108,46 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  onApplicationBootstrap(): void {
-    this.subscriptions.add(
-      this.leadership.changes$.subscribe((now) => {
-        // A new term starts from what the database holds: the previous leader's plans and pending moves.
-        this.planned.clear();
-        this.maybePending = true;
-        this.maybeUnreleased = true;
-        if (!now.fence) this.metrics.sessionRescuesPending.set(0);
+  async onApplicationBootstrap(): Promise<void> {
+    // A setting changed on any replica (a trigger on accounts): read again before the next plan.
+    this.unlisten.push(this.listener.subscribe(RESCUE_SETTINGS_CHANNEL, () => (this.accounts = null)));
+    this.unlisten.push(
+      this.listener.onReconnect(() => {
+        this.accounts = null;
+        this.work = null;
       }),
     );
+    let term = this.leadership.current.fence?.epoch ?? null;
+    this.subscriptions.add(
+      this.leadership.changes$.subscribe((now) => {
+        const epoch = now.fence?.epoch ?? null;
+        if (epoch === term) return;
+        term = epoch;
+        // A new term starts from what the database holds: the previous leader's plans and pending moves.
+        this.planned.clear();
+        this.accounts = null;
+        this.work = null;
+        if (epoch === null) this.metrics.sessionRescuesPending.set(0);
+      }),
+    );
+    // Sessions made on a provider since it was planned (panic mode), or an outage that ended: planned again.
     this.subscriptions.add(
       this.breakers.transitions$().subscribe(() => {
         this.planned.clear();
-        this.maybePending = true;
-        this.maybeUnreleased = true;
+        if (this.unreleasedWhenBack && this.work) this.work.unreleased = true;
+        this.unreleasedWhenBack = false;
       }),
+    );
+    // Read once at start, so that a replica with nothing to do queries nothing afterwards.
+    await this.readState().catch((error: unknown) =>
+      this.logger.warn(`session rescue state not read at start: ${(error as Error).message}`),
     );
     this.job.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.subscriptions.unsubscribe();
+    for (const off of this.unlisten.splice(0)) off();
     await this.job.stop();
   }
 
@@ -133,23 +160,34 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
     const fence = this.leadership.current.fence;
     if (!fence) return;
     try {
+      const { accounts, work } = await this.readState();
       const outages = this.outages();
-      if (outages.length > 0) await this.plan(outages, fence);
-      if (this.maybePending) await this.moveDue(fence, stopping);
-      if (this.maybeUnreleased) await this.releaseOldBindings(stopping);
+      if (outages.length > 0 && accounts.length > 0) await this.plan(outages, accounts, work, fence);
+      if (work.pending) await this.moveDue(work, fence, stopping);
+      if (work.unreleased) await this.releaseOldBindings(work, stopping);
     } catch (error) {
       if (!(error instanceof LeadershipLostError)) throw error;
       this.logger.warn('session rescue paused: this replica no longer leads the breakers; the next leader carries on');
     }
   }
 
+  /** What is not known (see `accounts` and `work`), read now. */
+  private async readState(): Promise<{ accounts: RescueAccount[]; work: { pending: boolean; unreleased: boolean } }> {
+    this.accounts ??= await this.settings.optedIn();
+    this.work ??= await this.moves.workLeft();
+    return { accounts: this.accounts, work: this.work };
+  }
+
   private outages(): Outage[] {
     return openOutages(this.breakers.names().map((name) => ({ name, status: this.breakers.get(name).status() })));
   }
 
-  private async plan(outages: readonly Outage[], fence: LeaderFence): Promise<void> {
-    const accounts = await this.settings.optedIn();
-    if (accounts.length === 0) return;
+  private async plan(
+    outages: readonly Outage[],
+    accounts: readonly RescueAccount[],
+    work: { pending: boolean },
+    fence: LeaderFence,
+  ): Promise<void> {
     const breakerNow = this.breakers.now();
     const now = new Date(this.clock.now());
     for (const outage of outages) {
@@ -163,7 +201,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
       );
       for (const account of due) this.planned.add(planKey(outage, account));
       if (added === 0) continue;
-      this.maybePending = true;
+      work.pending = true;
       this.logger.warn(
         { provider: outage.provider, accounts: due.length, sessions: added },
         `session rescue: ${added} session(s) of ${due.length} account(s) to move off ${outage.provider}, OPEN since ${new Date(outage.openedAt).toISOString()}`,
@@ -172,7 +210,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Settles the moves that are due, one at a time at the configured pace, while this replica leads. */
-  private async moveDue(fence: LeaderFence, stopping: AbortSignal): Promise<void> {
+  private async moveDue(work: { pending: boolean; unreleased: boolean }, fence: LeaderFence, stopping: AbortSignal): Promise<void> {
     const cancelled = await this.moves.cancelEnded(this.outages().map(keyOf), new Date(this.clock.now()), fence);
     for (const row of cancelled) this.metrics.sessionRescues.inc({ from: row.fromProvider, to: 'none', outcome: 'cancelled' });
     while (!stopping.aborted && this.leadership.current.fence?.epoch === fence.epoch) {
@@ -181,11 +219,11 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
       if (outages.length === 0) break;
       await this.paced(stopping);
       if (stopping.aborted) break;
-      if ((await this.moveOne(outages, fence)) === 'none') break;
+      if ((await this.moveOne(outages, work, fence)) === 'none') break;
     }
     const pending = await this.moves.pendingCount();
     this.metrics.sessionRescuesPending.set(pending);
-    this.maybePending = pending > 0;
+    work.pending = pending > 0;
   }
 
   /** Whether a provider other than `from` is enabled and not OPEN: one that might admit a session now. */
@@ -195,7 +233,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
       .some((name) => name !== from && !this.breakers.isDisabled(name) && this.breakers.get(name).status().state !== 'OPEN');
   }
 
-  private async moveOne(outages: readonly Outage[], fence: LeaderFence): Promise<MoveOutcome> {
+  private async moveOne(outages: readonly Outage[], work: { unreleased: boolean }, fence: LeaderFence): Promise<MoveOutcome> {
     const now = new Date(this.clock.now());
     const breakerNow = this.breakers.now();
     // A binding the new provider made, to release should the move not commit.
@@ -271,7 +309,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
           const after = async () => {
             this.metrics.sessionRescues.inc({ from: from.provider, to: provider, outcome: 'moved' });
             this.pool.noteReserved(number.proxyNumberId);
-            if (move.fromBindingId) this.maybeUnreleased = true;
+            if (move.fromBindingId) work.unreleased = true;
             this.logger.log(
               { sessionId: session.id, accountId: session.accountId, from: from.provider, to: provider },
               `session ${session.id} moved off ${from.provider} ${from.proxyNumber} to ${provider} ${number.proxyNumber}`,
@@ -311,11 +349,15 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /** Releases the old bindings of moved sessions on each provider that keeps sessions and is back (not OPEN). */
-  private async releaseOldBindings(stopping: AbortSignal): Promise<void> {
+  private async releaseOldBindings(work: { unreleased: boolean }, stopping: AbortSignal): Promise<void> {
     const out = new Set(this.outages().map((o) => o.provider));
     const back = this.registry.names().filter((name) => !out.has(name) && this.registry.keepsSessions(name));
     const rows = back.length > 0 ? await this.moves.unreleased(back, RELEASE_BATCH) : [];
-    if (rows.length < RELEASE_BATCH && out.size === 0) this.maybeUnreleased = false;
+    if (rows.length < RELEASE_BATCH) {
+      work.unreleased = false;
+      // Those of a provider still out are looked for once it is back (its breaker's next transition).
+      if (out.size > 0) this.unreleasedWhenBack = true;
+    }
     for (const row of rows) {
       if (stopping.aborted) return;
       await this.paced(stopping);
@@ -324,7 +366,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
       );
       // A refusal caused by our own request (the binding is gone already) needs no retry either.
       if (result.ok || !result.failure.countsAgainstProvider) await this.moves.markReleased(row.id, new Date(this.clock.now()));
-      else this.maybeUnreleased = true;
+      else work.unreleased = true;
     }
   }
 

@@ -4,7 +4,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Session rescue (issue #36, docs/design.md#session-rescue). An account opts in with `rescue_after_seconds`
  * (and an optional `rescue_notice`); `session_moves` holds one row per session and outage, the breaker leader's
  * durable work (pending, then moved, failed or cancelled, settled in the move's own transaction); a session keeps
- * the numbers it had before in `number_history`.
+ * the numbers it had before in `number_history`. A trigger tells every replica (channel `broker_rescue_settings`) when an
+ * account's setting changes.
  *
  * Nothing existing changes behaviour: no account has rescue on, every session's history is empty. The sessions
  * column has a constant default, so adding it rewrites no row; the new table's indexes are built `IF NOT EXISTS`
@@ -18,6 +19,15 @@ export class SessionRescue1796180000000 implements MigrationInterface {
     await queryRunner.query('ALTER TABLE "accounts" ADD "rescue_notice" text');
     await queryRunner.query(
       `ALTER TABLE "accounts" ADD CONSTRAINT "chk_accounts_rescue" CHECK ("rescue_after_seconds" >= 0 AND ("rescue_notice" IS NULL OR "rescue_after_seconds" IS NOT NULL))`,
+    );
+    // The breaker leader keeps the opted-in accounts in memory: it reads them again when one changes, on any replica.
+    await queryRunner.query(
+      `CREATE FUNCTION "broker_notify_rescue_setting"() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM pg_notify('broker_rescue_settings', NEW.id::text); RETURN NULL; END $$`,
+    );
+    await queryRunner.query(
+      `CREATE TRIGGER "trg_accounts_rescue" AFTER UPDATE OF "rescue_after_seconds", "rescue_notice" ON "accounts"
+       FOR EACH ROW EXECUTE FUNCTION "broker_notify_rescue_setting"()`,
     );
     await queryRunner.query(`ALTER TABLE "sessions" ADD "number_history" jsonb NOT NULL DEFAULT '[]'`);
     await queryRunner.query(
@@ -50,6 +60,8 @@ export class SessionRescue1796180000000 implements MigrationInterface {
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('DROP TABLE "session_moves"');
     await queryRunner.query('ALTER TABLE "sessions" DROP COLUMN "number_history"');
+    await queryRunner.query('DROP TRIGGER "trg_accounts_rescue" ON "accounts"');
+    await queryRunner.query('DROP FUNCTION "broker_notify_rescue_setting"()');
     await queryRunner.query('ALTER TABLE "accounts" DROP CONSTRAINT "chk_accounts_rescue"');
     await queryRunner.query('ALTER TABLE "accounts" DROP COLUMN "rescue_notice"');
     await queryRunner.query('ALTER TABLE "accounts" DROP COLUMN "rescue_after_seconds"');
