@@ -36,6 +36,9 @@ const SDK_TYPE_OF: Record<string, string> = {
   DeliveryDto: 'Delivery',
   AttemptDto: 'DeliveryAttempt',
   EndpointStateDto: 'DeliveryEndpointState',
+  SessionNumberDto: 'SessionNumber',
+  RescueSettingsDto: 'AccountRescue',
+  SetRescueDto: 'SetRescueInput',
 };
 
 /** Schemas the SDK does not mirror, and why. */
