@@ -1,5 +1,5 @@
 /**
- * Session rescue (docs/design.md#session-rescue, SPEC §15): live conversations leave a provider that stays down.
+ * Session rescue (docs/design.md#session-rescue): live conversations leave a provider that stays down.
  * Only the breaker leader does it, every RESCUE_CHECK_INTERVAL_MS:
  *
  * 1. Plan. For each provider whose breaker is OPEN (an outage, named by when it opened), the accounts that opted in
@@ -98,7 +98,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
       name: SessionRescue.name,
       intervalMs: config.rescue.checkIntervalMs,
       scheduler: this.scheduler,
-      // Only the breaker leader (SPEC §10); a replica cut off from the database decides its breakers alone, but moves nothing.
+      // Only the breaker leader (docs/design.md#replicas-and-the-cluster-leader); a replica cut off from the database decides its breakers alone, but moves nothing.
       gate: async (pass) => {
         if (!this.leadership.current.fence) return false;
         await pass();
