@@ -45,6 +45,7 @@ interface MoveRow {
   session_id: string;
   status: string;
   moved_by: string | null;
+  settled_at: Date | null;
 }
 
 describe('session rescue through kill -9 of the breaker leader', () => {
@@ -84,7 +85,10 @@ describe('session rescue through kill -9 of the breaker leader', () => {
     return created.body as { id: string; provider: string; proxyNumber: string };
   };
   const moves = () =>
-    withClient(db.url, async (client) => (await client.query<MoveRow>('SELECT session_id, status, moved_by FROM session_moves')).rows);
+    withClient(
+      db.url,
+      async (client) => (await client.query<MoveRow>('SELECT session_id, status, moved_by, settled_at FROM session_moves')).rows,
+    );
   /** A move of the leader's is open now: its number taken, the failover's bind in flight. */
   const moveInFlight = () =>
     withClient(db.url, async (client) => {
@@ -157,6 +161,16 @@ describe('session rescue through kill -9 of the breaker leader', () => {
     const by = (name: string) => rows.filter((m) => m.moved_by === name).length;
     expect(by(leaderName)).toBe(movedByLeader);
     expect(by(leaderName) + by(followerName)).toBe(RESCUED);
+    // Paced: each leader's moves at least 1 / RESCUE_MOVES_PER_SECOND (200 ms) apart. A lower bound, which a loaded
+    // machine can only make easier to meet.
+    for (const name of [leaderName, followerName]) {
+      const times = rows
+        .filter((m) => m.moved_by === name)
+        .map((m) => m.settled_at!.getTime())
+        .sort((a, b) => a - b);
+      const gaps = times.slice(1).map((t, i) => t - times[i]);
+      expect(gaps.filter((gap) => gap < 190)).toEqual([]);
+    }
 
     for (const s of rescued) {
       const read = await call(follower, BENCH_API_KEY, 'GET', `/v1/sessions/${s.id}`);

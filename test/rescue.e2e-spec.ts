@@ -13,6 +13,7 @@
  */
 import request from 'supertest';
 import { WebhookReceiver } from '@app/testing';
+import { withClient } from '../bench/support/pool-rule';
 import { HealthProber } from '../apps/broker/src/providers/health-prober';
 import { SessionRescue } from '../apps/broker/src/rescue/session-rescue';
 import { API_KEY, AUTH_ENV, OTHER_API_KEY, createSession, sessionBody } from './support/api-client';
@@ -49,6 +50,11 @@ describe('session rescue on the simulator', () => {
         .put(path)
         .set('authorization', `Bearer ${key}`)
         .send(body as object),
+    post: (path: string, body: unknown) =>
+      request(broker.url)
+        .post(path)
+        .set('authorization', `Bearer ${key}`)
+        .send(body as object),
     delete: (path: string) => request(broker.url).delete(path).set('authorization', `Bearer ${key}`),
   });
   const session = async (id: string, key = API_KEY): Promise<SessionView> => (await api(key).get(`/v1/sessions/${id}`).expect(200)).body;
@@ -75,7 +81,8 @@ describe('session rescue on the simulator', () => {
       PROVIDER_CALL_TIMEOUT_MS: '1000',
       // The rescue, the health checks and the relay retries are run by the test.
       RESCUE_CHECK_INTERVAL_MS: '3600000',
-      RESCUE_MOVES_PER_SECOND: '1000',
+      // 50 ms between moves: the pace is checked on what was settled.
+      RESCUE_MOVES_PER_SECOND: '20',
       BREAKER_HEALTH_INTERVAL_MS: '3600000',
       RELAY_RETRY_INTERVAL_MS: '3600000',
       SESSION_SWEEP_INTERVAL_MS: '3600000',
@@ -149,6 +156,11 @@ describe('session rescue on the simulator', () => {
       text: 'at gate 4',
     });
     expect(queued.body).toMatchObject({ result: 'queued' });
+    // So does a message from the app, from the proxy number.
+    const fromApp = await api()
+      .post(`/v1/sessions/${conversation.id}/messages`, { to: '+2348061000003', text: 'driver 2 min away' })
+      .expect(202);
+    expect(fromApp.body).toMatchObject({ from: conversation.proxyNumber, status: 'pending' });
     // Creates fail over (each bind on the primary a failure) until its breaker opens; the other account's crowd
     // the failover: the crowded participant is on each of its three numbers.
     for (const other of ['+2348063000001', '+2348063000002', '+2348063000003'])
@@ -226,6 +238,15 @@ describe('session rescue on the simulator', () => {
       [moved.texts.proxyNumber, '+2348061000002', 'relayed'],
     ]);
 
+    // The app's message went out from the new number too, and says so.
+    expect((await sent('failover')).filter((c) => c.text === 'driver 2 min away')).toEqual([
+      expect.objectContaining({ from: moved.conversation.proxyNumber, to: '+2348061000003' }),
+    ]);
+    const appMessage = (await api().get(`/v1/sessions/${conversation.id}/interactions`).expect(200)).body.interactions.find(
+      (i: { id: string }) => i.id === fromApp.body.id,
+    );
+    expect(appMessage).toMatchObject({ from: moved.conversation.proxyNumber, status: 'relayed' });
+
     // A text to the new number is relayed through the failover.
     const reply = await simInbound(broker.sim.url, 'failover', {
       channel: 'sms',
@@ -251,10 +272,21 @@ describe('session rescue on the simulator', () => {
       'session.created',
     ]);
 
+    // Paced: at least 1 / RESCUE_MOVES_PER_SECOND apart (a lower bound, which a loaded machine only makes easier to meet).
+    const settled = await withClient(broker.db.url, async (client) =>
+      (
+        await client.query<{ at: Date }>(
+          `SELECT settled_at AS at FROM session_moves WHERE status IN ('moved', 'failed') ORDER BY settled_at`,
+        )
+      ).rows.map((r) => r.at.getTime()),
+    );
+    expect(settled).toHaveLength(4);
+    expect(settled.slice(1).filter((t, i) => t - settled[i] < 45)).toEqual([]);
+
     const metrics = (await request(broker.url).get('/metrics').expect(200)).text;
     expect(metrics).toContain('broker_session_rescues_total{from="primary",to="failover",outcome="moved"} 3');
     expect(metrics).toContain('broker_session_rescues_total{from="primary",to="none",outcome="failed"} 1');
-    expect(metrics).toContain('broker_session_rescue_max_moves_per_second 1000');
+    expect(metrics).toContain('broker_session_rescue_max_moves_per_second 20');
     expect(metrics).toContain('broker_session_rescues_pending 0');
 
     // The primary comes back. A text to the old number gets the out-of-session answer (never relayed), and the app hears of it.

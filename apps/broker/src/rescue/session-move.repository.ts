@@ -350,13 +350,14 @@ class PostgresMoveTransaction implements MoveTransaction {
             [session.id, target.proxyNumber, input.notice, now, session.participants],
           )
         : [];
-    // Relays that waited on the old provider go out through the new one at once (docs/design.md#session-rescue).
+    // Relays that waited on the old provider go out through the new one at once (docs/design.md#session-rescue); a
+    // message from the app among them is from the new number now, as it will be sent.
     const [queued] = await this.manager.query<[Array<{ id: string }>, number]>(
       `/* rescue.queued_relays */
-       UPDATE interactions SET next_attempt_at = $2
+       UPDATE interactions SET next_attempt_at = $2, from_number = CASE WHEN from_number = $4 THEN $5 ELSE from_number END
         WHERE session_id = $1 AND status = 'pending' AND NOT (id = ANY($3::uuid[]))
        RETURNING id`,
-      [session.id, now, notices.map((n) => n.id)],
+      [session.id, now, notices.map((n) => n.id), session.proxyNumber, target.proxyNumber],
     );
     await this.manager.query(
       `/* rescue.moved */
