@@ -121,15 +121,17 @@ export class ProviderStateRepository {
     return this.dataSource.transaction(async (manager): Promise<HealthCheckClaim> => {
       if (fence && !(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
       const claimed: unknown[] = await manager.query(
-        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, now(), now())
-         ON CONFLICT (provider) DO UPDATE SET last_check_at = now()
-         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= now() - $2 * interval '1 millisecond'
+        // clock_timestamp(), not now(): the stamp is when the row is claimed (after its lock), not when a
+        // transaction that waited began, so the next claim's gap is measured from as close to the check as can be.
+        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, clock_timestamp(), now())
+         ON CONFLICT (provider) DO UPDATE SET last_check_at = clock_timestamp()
+         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= clock_timestamp() - $2 * interval '1 millisecond'
          RETURNING provider`,
         [provider, minGapMs],
       );
       if (claimed.length === 1) return { claimed: true };
       const [due]: Array<{ ms: number }> = await manager.query(
-        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - now()) * 1000)::float8 AS ms
+        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - clock_timestamp()) * 1000)::float8 AS ms
            FROM provider_states WHERE provider = $1`,
         [provider, minGapMs],
       );
