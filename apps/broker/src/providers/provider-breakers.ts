@@ -104,6 +104,7 @@ export class ProviderBreaker {
         reason: after.reason,
         at: after.since,
         lastError: after.lastError,
+        forcedBy: after.forcedBy,
         adopted: true,
       });
     }

@@ -33,7 +33,7 @@ describe('ProviderStateRepository: the breaker lease', () => {
     const snapshot = breaker.toJSON();
     breaker.dispose();
     return {
-      transition: { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: snapshot.since, lastError: 'HTTP 503' },
+      transition: { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: snapshot.since, lastError: 'HTTP 503', forcedBy: null },
       snapshot,
     };
   };
