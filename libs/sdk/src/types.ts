@@ -151,8 +151,10 @@ export interface ProviderHealth {
   disabledReason?: string | null;
   /** When the current state was entered. */
   since?: string;
-  /** Why the last transition happened. */
+  /** Why the last transition happened: the rule's words, or the operator's when it was forced. */
   reason?: string;
+  /** Who forced the current state (`admin`); null when the breaker's own rules put it there. */
+  forcedBy?: string | null;
   consecutiveFailures?: number;
   windowCalls?: number;
   windowErrorRate?: number;
@@ -193,6 +195,8 @@ export interface BreakerTransition {
   reason: string;
   lastError: string | null;
   at: string;
+  /** Who forced this transition (`admin`); null when the breaker's own rules made it. */
+  forcedBy?: string | null;
 }
 
 /** One event of `GET /v1/health/cpaas/stream`. */

@@ -14,6 +14,14 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /** 1 while the breaker's current state was forced by an operator (it follows its rules from there), else 0. */
+  readonly breakerForced = new Gauge({
+    name: 'cpaas_breaker_forced',
+    help: '1 while the provider breaker is in a state an operator forced (POST /v1/admin/providers/:name/breaker), 0 when its rules put it there',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
   readonly providerDisabled = new Gauge({
     name: 'cpaas_provider_disabled',
     help: '1 while an operator has disabled the provider by hand',
