@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DestinationsModule } from '../destinations/destinations.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { InterceptModule } from '../intercept';
 import { JobsModule } from '../jobs/jobs.module';
@@ -13,7 +14,7 @@ import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
 
 @Module({
-  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
+  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule, DestinationsModule],
   providers: [RelayService, RelayWorker, MessagesService, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
   controllers: [InboundController, MessagesController],
 })
