@@ -334,8 +334,8 @@ export interface InteractionOutOfSessionData extends WebhookEventDataBase {
   from: string;
   proxyNumber: string;
   provider: string;
-  /** A text's body. */
-  text?: string;
+  /** A text's body; null once INTERACTION_TEXT_RETENTION_DAYS have passed (in `GET /v1/events`; what was delivered had it). */
+  text?: string | null;
 }
 
 /** `data` of `provider.state_changed` (sent to OPS_WEBHOOK_URL only). */

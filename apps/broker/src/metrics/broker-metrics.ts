@@ -215,6 +215,12 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  readonly eventTextsErased = new Counter({
+    name: 'broker_webhook_event_texts_erased_total',
+    help: 'Message bodies erased by INTERACTION_TEXT_RETENTION_DAYS from stored webhook events (interaction.out_of_session; the events are kept)',
+    registers: [this.registry],
+  });
+
   // The cluster's state, read from the database every METRICS_REFRESH_MS by ClusterGauges: every
   // replica reports the same figures (aggregate them with max, not sum).
 

@@ -20,6 +20,7 @@ import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastChec
 import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
 import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides';
+import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -43,4 +44,5 @@ export const MIGRATIONS: Function[] = [
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
   BreakerOverrides1796200000000,
+  WebhookEventTextRetention1796201000000,
 ];
