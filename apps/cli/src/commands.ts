@@ -2,6 +2,7 @@
 import type { BrokerClient, Interaction, ProviderHealth, Session } from '@app/sdk';
 import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
+import { terminalJson } from './terminal-text';
 import { UsageError } from './usage-error';
 
 export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | 'special-rate';
@@ -37,7 +38,7 @@ export interface Command {
 const CHANNELS = ['sms', 'voice'];
 
 function output(context: CommandContext, body: unknown, text: () => string): void {
-  context.print(context.json ? JSON.stringify(body, null, 2) : text());
+  context.print(context.json ? terminalJson(body) : text());
 }
 
 function keyLine(key: ApiKeyView): string {

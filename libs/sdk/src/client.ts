@@ -193,12 +193,19 @@ export class BrokerClient {
     return { ...interaction, idempotencyKey, replayed: response.headers.get('idempotent-replayed') === 'true' };
   }
 
+  /** Every interaction of the session, oldest first: the broker answers them in pages, followed here to the last. */
   async listInteractions(sessionId: string, options: CallOptions = {}): Promise<Interaction[]> {
-    const body = await this.json<{ interactions: Interaction[] }>(
-      { method: 'GET', path: `/v1/sessions/${encodeURIComponent(sessionId)}/interactions` },
-      options,
-    );
-    return body.interactions;
+    const all: Interaction[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.json<{ interactions: Interaction[]; nextCursor?: string | null }>(
+        { method: 'GET', path: `/v1/sessions/${encodeURIComponent(sessionId)}/interactions`, query: { limit: 200, cursor } },
+        options,
+      );
+      all.push(...page.interactions);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return all;
   }
 
   /** The breaker state of every provider (no auth needed). */

@@ -165,8 +165,10 @@ export interface ProviderHealth {
   trafficProbes?: number;
   /** Active sessions on this provider (refreshed every few seconds). */
   activeSessions?: number;
-  /** Proxy numbers: held, enabled, and carrying at least one active session (a number carrying sessions still takes more). */
-  pool?: { total: number; enabled: number; inUse: number };
+  /** The same, by the channels the sessions carry (`voice`, `sms`, `voice+sms`). */
+  activeSessionsByChannels?: Record<string, number>;
+  /** Proxy numbers: held, enabled, carrying at least one active session (a number carrying sessions still takes more); the enabled ones that carry voice, sms. */
+  pool?: { total: number; enabled: number; inUse: number; voice: number; sms: number };
   /** `cluster`: the state the cluster's leader decided; `replica`: this replica, cut off from the database, decides alone. */
   scope?: 'cluster' | 'replica';
   /** The replica that leads the breakers; null when none is known. */

@@ -416,3 +416,26 @@ describe('operations settings', () => {
     for (const ms of ['99', '3600001']) expect(() => loadConfig({ METRICS_REFRESH_MS: ms })).toThrow(/METRICS_REFRESH_MS/);
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('trusts no proxy by default: the connection is the client', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+  });
+
+  it.each([
+    ['1', 1],
+    ['32', 32],
+    ['10.0.0.5', ['10.0.0.5']],
+    ['10.0.0.0/8, 192.168.1.1,::1', ['10.0.0.0/8', '192.168.1.1', '::1']],
+    ['fd00::/8,loopback', ['fd00::/8', 'loopback']],
+  ])('takes %s as a hop count or the proxies’ addresses', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['33', 'true', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '10.0.0.1,,10.0.0.2', '-1'])(
+    'refuses %s in one line naming the variable',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^invalid configuration: TRUST_PROXY must be a hop count/);
+    },
+  );
+});

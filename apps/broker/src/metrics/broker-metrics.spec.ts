@@ -27,7 +27,8 @@ const BOUNDED_LABELS: Record<string, string> = {
   route: 'a route pattern the app registers, or unmatched',
   method: 'the standard HTTP methods, or OTHER',
   status: 'an HTTP status code',
-  channel: 'sms or voice',
+  channel: 'sms, voice, or voice+sms (a session with both)',
+  decision: 'allow or block',
   kind: 'account or ops',
 };
 

@@ -12,10 +12,17 @@ import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
   imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule, DestinationsModule],
-  providers: [RelayService, RelayWorker, MessagesService, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
+  providers: [
+    RelayService,
+    RelayWorker,
+    MessagesService,
+    SessionRelayLimit,
+    { provide: InteractionRepository, useClass: PostgresInteractionRepository },
+  ],
   controllers: [InboundController, MessagesController],
 })
 export class RelayModule {}

@@ -13,9 +13,15 @@ import type { Interaction, InteractionStatus } from './interaction.entity';
 import { interactionBlocked, interactionOutOfSession } from './interaction-events';
 import { interactionIdFor } from './interaction-id';
 import { InteractionRepository, type InteractionTransaction, type NewInteraction } from './interaction.repository';
+import { SessionRelayLimit } from './session-relay-limit';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
-export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
+export type InboundAnswer =
+  | { kind: 'answer'; answer: WebhookAnswer }
+  | { kind: 'no-session' }
+  | { kind: 'not-our-number' }
+  /** The session relayed its RATE_LIMIT_SESSION_RELAYS_BURST; the next relay is allowed in `retryAfterMs`. */
+  | { kind: 'rate-limited'; retryAfterMs: number };
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const CLAIM_BATCH = 50;
@@ -42,6 +48,7 @@ export class RelayService {
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
     private readonly intercept: InterceptClient,
+    private readonly relayLimit: SessionRelayLimit,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
@@ -58,6 +65,9 @@ export class RelayService {
     }
     const { session } = routed;
     const other = session.participants.find((n) => n !== event.from)!;
+    // Past the session's relay rate: neither relayed nor recorded.
+    const waitMs = this.relayLimit.take(session.id);
+    if (waitMs > 0) return this.overRelayLimit(provider, event, waitMs);
     const inbound = (status: NewInteraction['status'], extra: Partial<NewInteraction> = {}): NewInteraction => ({
       id: interactionIdFor(session.id, event.eventId),
       sessionId: session.id,
@@ -322,6 +332,12 @@ export class RelayService {
       reason: `the bridge could not be requested (${placed.failure.cause}${placed.failure.status ? `, HTTP ${placed.failure.status}` : ''})`,
       at: event.at,
     });
+  }
+
+  /** Neither relayed nor recorded: the vendor's own refusal (TwiML `<Reject/>`, an empty `<Response/>`), else a 429. */
+  private overRelayLimit(provider: string, event: InboundEvent, retryAfterMs: number): InboundAnswer {
+    const answer = this.registry.webhooks(provider).noSessionAnswer(event.channel);
+    return answer ? { kind: 'answer', answer } : { kind: 'rate-limited', retryAfterMs };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {

@@ -173,6 +173,9 @@ export class InteractionDto {
 }
 
 export class InteractionListDto {
-  @ApiProperty({ type: [InteractionDto], description: 'Oldest first.' })
+  @ApiProperty({ type: [InteractionDto], description: 'Oldest first; a page of at most `limit` (50 unless asked, at most 200).' })
   interactions: InteractionDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last one.' })
+  nextCursor: string | null;
 }
