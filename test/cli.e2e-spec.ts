@@ -126,7 +126,7 @@ describe('operator CLI against the running broker', () => {
     const listed = await cli('providers', 'list');
     expect(listed.code).toBe(0);
     const [header, primary, failover] = listed.out.split('\n');
-    expect(header).toMatch(/^PROVIDER\s+STATE\s+ROUTING\s+SINCE\s+OPENED AT\s+FAILURES\s+ERROR RATE\s+LAST ERROR$/);
+    expect(header).toMatch(/^PROVIDER\s+STATE\s+ROUTING\s+SINCE\s+OPENED AT\s+FAILURES\s+ERROR RATE\s+LAST ERROR\s+FORCED BY$/);
     expect(primary).toMatch(/^primary\s+CLOSED\s+enabled\s/);
     expect(failover).toMatch(/^failover\s+CLOSED\s+enabled\s/);
 
@@ -140,6 +140,43 @@ describe('operator CLI against the running broker', () => {
 
     const enabled = await cli('providers', 'enable', 'primary');
     expect(enabled).toEqual({ code: 0, out: 'primary: enabled (breaker CLOSED)', err: '' });
+  });
+
+  it('forces a breaker OPEN and CLOSED, with a reason the history keeps', async () => {
+    const opened = await cli('providers', 'force-open', 'primary', '--reason', 'carrier outage in Lagos');
+    expect(opened).toEqual({ code: 0, out: 'primary: breaker OPEN, forced by admin: carrier outage in Lagos (enabled)', err: '' });
+    expect((await cli('providers', 'list')).out).toMatch(/\nprimary\s+OPEN\s+enabled\s.*\sadmin\n/);
+    const created = await fetch(`${broker.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'sms', participants: [{ number: '+2348035550101' }, { number: '+2348035550102' }] }),
+    });
+    expect(((await created.json()) as { provider: string }).provider).toBe('failover');
+
+    const closed = await json<{ state: string; forcedBy: string; reason: string }>(
+      'providers',
+      'force-close',
+      'primary',
+      '--reason',
+      'vendor confirmed the fix',
+    );
+    expect(closed).toMatchObject({ state: 'CLOSED', forcedBy: 'admin', reason: 'vendor confirmed the fix' });
+    const history = (await (await fetch(`${broker.url}/v1/health/cpaas/history?provider=primary&limit=2`)).json()) as {
+      transitions: Array<{ from: string; to: string; forcedBy: string | null; reason: string }>;
+    };
+    expect(history.transitions).toEqual([
+      expect.objectContaining({ from: 'OPEN', to: 'CLOSED', forcedBy: 'admin', reason: 'vendor confirmed the fix' }),
+      expect.objectContaining({ from: 'CLOSED', to: 'OPEN', forcedBy: 'admin', reason: 'carrier outage in Lagos' }),
+    ]);
+
+    expect(await cli('providers', 'force-open', 'nope', '--reason', 'x')).toEqual({
+      code: 1,
+      out: '',
+      err: 'broker: No provider named "nope". (404 Unknown provider)',
+    });
+    const missing = await cli('providers', 'force-open', 'primary');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/needs --reason/);
   });
 
   it('adds proxy numbers and lists the pool, per provider', async () => {

@@ -44,6 +44,32 @@ describe('PUT /v1/account/default-country', () => {
     await createSession(broker.url, national('0803', '08031110006')).expect(400);
   });
 
+  it('takes a message’s "to" as it takes participants: national with NG, E.164 in the answer; a 400 on "to" without it', async () => {
+    const session = (
+      await createSession(broker.url, { channel: 'sms', participants: [{ number: '08031110021' }, { number: '08031110022' }] }).expect(201)
+    ).body as { id: string };
+    const send = (to: string, key = API_KEY) =>
+      request(broker.url)
+        .post(`/v1/sessions/${session.id}/messages`)
+        .set('authorization', `Bearer ${key}`)
+        .send({ to, text: 'Your driver is outside' });
+    const sent = await send('0803 111 0022').expect(202);
+    expect(sent.body).toMatchObject({ channel: 'sms', to: '+2348031110022', status: 'relayed' });
+    expect((await send('+2348031110021').expect(202)).body.to).toBe('+2348031110021');
+    // A Nigerian number that is no participant: the 422 names it both ways; one that is no number: 400 on "to".
+    const stranger = await send('08031110099').expect(422);
+    expect(stranger.body.errors).toEqual([{ field: 'to', message: '08031110099 (+2348031110099) is not a participant of this session' }]);
+    expect((await send('0803111').expect(400)).body.errors).toEqual([
+      { field: 'to', message: '0803111 is neither an E.164 number nor a NG number (like 08030000001)' },
+    ]);
+    // Without a default country a national "to" is a 400 saying how to allow it, as for participants.
+    expect((await put(null).expect(200)).body).toEqual({ country: null });
+    const refused = await send('08031110022').expect(400);
+    expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(refused.body.errors).toEqual([{ field: 'to', message: expect.stringContaining('default country') }]);
+    expect((await put('NG').expect(200)).body).toEqual({ country: 'NG' });
+  });
+
   it('is per account: another account still needs E.164', async () => {
     await createSession(broker.url, national('08031110007', '08031110008'), OTHER_API_KEY).expect(400);
   });

@@ -96,11 +96,22 @@ describe('/metrics: what an on-call needs', () => {
     const [busy, other] = freshPair();
     const first = (await createSession(broker.url, sessionBody([busy, other])).expect(201)).body as { id: string; provider: string };
     await createSession(broker.url, sessionBody([busy, freshPair()[0]], { channel: 'voice' })).expect(201);
+    // A session carrying both channels counts once, under "voice+sms", not once per channel.
+    const { channel: _one, ...both } = sessionBody(freshPair(), { channels: ['voice', 'sms'] });
+    await createSession(broker.url, both).expect(201);
     expect(first.provider).toBe('primary');
     let after = await refreshed();
     const moved = (key: string) => value(after, key) - value(before, key);
     expect(moved('broker_sessions_active{provider="primary",channel="sms"}')).toBe(1);
     expect(moved('broker_sessions_active{provider="primary",channel="voice"}')).toBe(1);
+    expect(moved('broker_sessions_active{provider="primary",channel="voice+sms"}')).toBe(1);
+    expect(value(after, 'broker_sessions_active{provider="failover",channel="voice+sms"}')).toBe(0);
+    const channelsOf = [...after.keys()].filter((key) => key.startsWith('broker_sessions_active{provider="primary"')).sort();
+    expect(channelsOf).toEqual([
+      'broker_sessions_active{provider="primary",channel="sms"}',
+      'broker_sessions_active{provider="primary",channel="voice"}',
+      'broker_sessions_active{provider="primary",channel="voice+sms"}',
+    ]);
     expect(value(after, 'broker_sessions_active{provider="failover",channel="sms"}')).toBe(0);
     const active = [...after.entries()].filter(([key]) => key.startsWith('broker_sessions_active{provider="primary"'));
     const carrying = active.reduce((sum, [, n]) => sum + n, 0);
@@ -196,6 +207,13 @@ describe('/metrics: what an on-call needs', () => {
   it('counts creates routed away from a provider by its breaker, which failed_over never saw', async () => {
     const routedAway = 'broker_sessions_routed_away_total{provider="primary",state="OPEN"}';
     const failedOver = 'broker_sessions_created_total{provider="failover",failed_over="true"}';
+    // The relay test before feeds the primary's breaker its failed sends (real traffic is the probe) and, on a
+    // slow machine, retries them often enough to open it: start from CLOSED with fresh counters.
+    await request(broker.url)
+      .post('/v1/admin/providers/primary/breaker')
+      .set('authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ state: 'CLOSED', reason: 'a clean start for this test' })
+      .expect(200);
     const before = await scrape(broker.url);
     await setFault(broker.sim.url, 'primary', { mode: 'down' });
     try {

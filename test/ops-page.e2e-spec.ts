@@ -25,6 +25,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const API_KEY = 'ops-e2e-api-key-0001';
+const ADMIN_TOKEN = 'ops-e2e-admin-token-0001';
 
 async function text(page: Page, selector: string): Promise<string> {
   return ((await page.locator(selector).first().textContent({ timeout: 2_000 })) ?? '').trim();
@@ -48,7 +49,12 @@ describe('ops page in headless Chromium', () => {
 
   beforeAll(async () => {
     ensureDebianPackage(CHROMIUM, 'chromium');
-    broker = await startBroker({ BROKER_API_KEY: API_KEY, BREAKER_CONSECUTIVE_FAILURES: '2', PROVIDER_CALL_TIMEOUT_MS: '1000' });
+    broker = await startBroker({
+      BROKER_API_KEY: API_KEY,
+      ADMIN_TOKEN,
+      BREAKER_CONSECUTIVE_FAILURES: '2',
+      PROVIDER_CALL_TIMEOUT_MS: '1000',
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 1_200_000);
 
@@ -119,6 +125,39 @@ describe('ops page in headless Chromium', () => {
       await mkdir('docs', { recursive: true });
       await page.screenshot({ path: 'reports/ops-page.png', fullPage: true });
       expect(pageErrors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('says when an operator forced a breaker, by whom and why, on the card and in the transitions', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    try {
+      await page.goto(`${broker.url}/ops`);
+      await eventually(async () => (await text(page, 'article[data-provider="primary"] [data-field="state"]')) === 'OPEN', 300);
+      expect(await page.locator('article[data-provider="primary"] [data-field="forcedBy"]').count()).toBe(0);
+
+      const forced = await fetch(`${broker.url}/v1/admin/providers/primary/breaker`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ state: 'CLOSED', reason: 'vendor confirmed the fix' }),
+      });
+      expect(forced.status).toBe(200);
+
+      await eventually(async () => (await text(page, 'article[data-provider="primary"] [data-field="state"]')) === 'CLOSED', 300);
+      expect(await text(page, 'article[data-provider="primary"] span[data-field="forcedBy"]')).toBe('FORCED');
+      expect(await text(page, 'article[data-provider="primary"] dd[data-field="Reason"]')).toBe('vendor confirmed the fix');
+      expect(await text(page, 'article[data-provider="primary"] dd[data-field="Forced by"]')).toMatch(/^admin, by hand/);
+      await eventually(
+        async () =>
+          (await text(page, '#transitions tbody tr[data-provider="primary"]')).includes(
+            'OPEN → CLOSEDvendor confirmed the fix (forced by admin)',
+          ),
+        300,
+      );
+      // The transition the breaker's own rule made is not said to be forced.
+      const rows = await page.locator('#transitions tbody tr[data-provider="primary"]').allTextContents();
+      expect(rows.find((row) => row.includes('CLOSED → OPEN'))).not.toContain('forced');
     } finally {
       await page.close();
     }

@@ -170,7 +170,7 @@ describe('a real Prometheus scraping a real broker', () => {
     };
     await eventually(async () => (await rules()).every((rule) => !rule.lastEvaluation.startsWith('0001')));
     const loaded = await rules();
-    expect(loaded.length).toBe(9);
+    expect(loaded.length).toBe(10);
     expect(loaded.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.lastError}`)).toEqual([]);
   });
 

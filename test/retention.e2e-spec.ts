@@ -1,13 +1,16 @@
 /**
  * INTERACTION_TEXT_RETENTION_DAYS: a relayed text is erased once it is that many days old on the app's
  * clock, not a millisecond before; the interaction itself (who, to whom, when, its status) stays readable.
- * A relay still waiting to be sent keeps its text until it has gone. The pass is the retention job's own,
- * run on demand instead of waiting for its interval.
+ * A relay still waiting to be sent keeps its text until it has gone. The same for the text a stored webhook
+ * event carries (`interaction.out_of_session`): erased by the same rule, kept while a delivery of it is pending.
+ * The pass is the retention job's own, run on demand instead of waiting for its interval.
  */
 import type { Clock } from '@app/clock';
+import { WebhookReceiver } from '@app/testing';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { CLOCK } from '../apps/broker/src/common/clock';
+import { DeliveryWorkerService } from '../apps/broker/src/notifications/delivery/delivery-worker.service';
 import { RelayWorker } from '../apps/broker/src/relay/relay-worker';
 import { MessageTextRetention } from '../apps/broker/src/retention/message-text-retention';
 import { API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
@@ -30,6 +33,7 @@ describe('retention of message texts', () => {
   let clock: Clock;
   let wallNow: Clock['now'];
   let dataSource: DataSource;
+  let receiver: WebhookReceiver;
 
   const auth = { authorization: `Bearer ${API_KEY}` };
   const interactions = async (sessionId: string) =>
@@ -67,9 +71,14 @@ describe('retention of message texts', () => {
   }
 
   beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
     broker = await startBroker({
       ...AUTH_ENV,
       INTERACTION_TEXT_RETENTION_DAYS: String(DAYS),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      // Deliveries are attempted when an event is recorded and when the test says (the worker's runOnce), never
+      // while it has moved the clock (past the 72 h a delivery is given up after).
+      WEBHOOK_POLL_INTERVAL_MS: '3600000',
       SESSION_SWEEP_INTERVAL_MS: '3600000',
       // Relays are retried when the test says (RelayWorker.run), never while it has moved the clock.
       RELAY_RETRY_INTERVAL_MS: '3600000',
@@ -83,6 +92,7 @@ describe('retention of message texts', () => {
   });
   afterAll(async () => {
     await broker?.close();
+    await receiver?.close();
   });
 
   it('keeps a relayed text until it is exactly INTERACTION_TEXT_RETENTION_DAYS old, then erases it and keeps the interaction', async () => {
@@ -131,5 +141,67 @@ describe('retention of message texts', () => {
     clock.now = () => arrived + DAYS * DAY_MS;
     await pass();
     expect((await stored(id)).text).toBeNull();
+  });
+
+  it('erases the text a stored interaction.out_of_session event carries by the same rule, once no delivery of it is pending', async () => {
+    await request(broker.url).put('/v1/account/callback-url').set(auth).send({ callbackUrl: receiver.url }).expect(200);
+    receiver.answer = () => ({ status: 503 });
+    // A text into a voice-only session reaches no relay: the account hears of it, text and all.
+    const session = (await createSession(broker.url, sessionBody(freshPair(), { channel: 'voice' })).expect(201)).body as Created;
+    await simInbound(broker.sim.url, session.provider, {
+      channel: 'sms',
+      from: session.participants[0].number,
+      to: session.proxyNumber,
+      text: 'I am at gate 4',
+    });
+    const event = async () =>
+      (
+        (await dataSource.query(
+          `SELECT e.id, e.data, e.created_at, d.status FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id
+            WHERE e.session_id = $1 AND e.type = 'interaction.out_of_session'`,
+          [session.id],
+        )) as Array<{ id: string; data: Record<string, unknown>; created_at: Date; status: string }>
+      )[0];
+    await eventually(async () => (await event()) !== undefined && receiver.received.length > 0);
+    const recorded = await event();
+    expect(recorded).toMatchObject({ status: 'pending', data: { reason: 'channel-not-in-session', text: 'I am at gate 4' } });
+    const created = recorded.created_at.getTime();
+
+    // Old enough, but its delivery is still pending (the endpoint answered 503): it keeps the text it is to send.
+    clock.now = () => created + 2 * DAYS * DAY_MS;
+    await pass();
+    expect((await event()).data.text).toBe('I am at gate 4');
+    clock.now = wallNow;
+
+    // Delivered, with its text; then kept until exactly INTERACTION_TEXT_RETENTION_DAYS old, and erased.
+    receiver.answer = () => ({ status: 200 });
+    await dataSource.query('UPDATE webhook_deliveries SET next_attempt_at = now() WHERE event_id = $1', [recorded.id]);
+    const worker = broker.app.get(DeliveryWorkerService).worker;
+    await worker.runOnce();
+    await worker.whenIdle();
+    expect((await event()).status).toBe('delivered');
+    const sent = receiver.received.filter((r) => (JSON.parse(r.body) as { id: string }).id === recorded.id);
+    expect((JSON.parse(sent[sent.length - 1].body) as { data: { text: string } }).data.text).toBe('I am at gate 4');
+
+    clock.now = () => created + DAYS * DAY_MS - 1;
+    await pass();
+    expect((await event()).data.text).toBe('I am at gate 4');
+    clock.now = () => created + DAYS * DAY_MS;
+    await pass();
+    const erased = await event();
+    expect(erased.data.text).toBeNull();
+    // Who wrote to which number, when, and why it reached no relay: all still there.
+    expect(erased.data).toMatchObject({
+      reason: 'channel-not-in-session',
+      sessionId: session.id,
+      channel: 'sms',
+      from: session.participants[0].number,
+      proxyNumber: session.proxyNumber,
+    });
+    const listed = await request(broker.url).get(`/v1/events?session=${session.id}`).set(auth).expect(200);
+    const shown = (listed.body.events as Array<{ id: string; data: Record<string, unknown> }>).find((e) => e.id === recorded.id);
+    expect(shown?.data.text).toBeNull();
+    const metrics = await request(broker.url).get('/metrics').expect(200);
+    expect(metrics.text).toMatch(/^broker_webhook_event_texts_erased_total 1$/m);
   });
 });

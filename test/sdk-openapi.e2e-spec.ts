@@ -52,6 +52,7 @@ const NOT_THE_SDKS: Record<string, string> = {
   SetInterceptUrlDto: 'setInterceptUrl() takes the URL itself',
   BreakerHistoryDto: 'the history is the ops page and the CLI',
   DisableProviderDto: 'admin API (CLI)',
+  ForceBreakerDto: 'admin API (CLI)',
   NumberImportDto: 'admin API (CLI)',
   NumberImportFailureDto: 'admin API (CLI)',
   CreateAccountDto: 'admin API (CLI)',

@@ -98,6 +98,11 @@ export class AdminApi {
     return this.call('POST', `/v1/admin/providers/${encodeURIComponent(name)}/disable`, { reason });
   }
 
+  /** Applied by the breaker leader; the answer once the replica asked shows it. */
+  forceBreaker(name: string, state: 'OPEN' | 'CLOSED', reason: string): Promise<ProviderHealth> {
+    return this.call('POST', `/v1/admin/providers/${encodeURIComponent(name)}/breaker`, { state, reason });
+  }
+
   enableProvider(name: string): Promise<ProviderHealth> {
     return this.call('POST', `/v1/admin/providers/${encodeURIComponent(name)}/enable`, {});
   }

@@ -30,10 +30,13 @@ describe('operator CLI: command line', () => {
 
   it.each([
     [[], 'no command given'],
-    [['providers'], 'unknown command "providers" (providers: list, disable, enable)'],
+    [['providers'], 'unknown command "providers" (providers: list, disable, enable, force-open, force-close)'],
     [['provider', 'list'], 'unknown command "provider list"'],
     [['providers', 'disable'], 'expected <name>: broker providers disable <name> [--reason <text>]'],
     [['providers', 'list', 'extra'], 'expected no arguments'],
+    [['providers', 'force-open', 'primary'], 'providers force-open needs --reason <text>: it is recorded in the breaker history'],
+    [['providers', 'force-close', 'primary', '--reason', ' '], 'providers force-close needs --reason <text>'],
+    [['providers', 'force-close'], 'expected <name>: broker providers force-close <name> [--reason <text>]'],
     [['numbers', 'add', 'primary'], 'expected <provider> <number>'],
     [['providers', 'list', '--reason', 'x'], '--reason does not apply to "providers list"'],
     [['providers', 'list', '--colour'], "Unknown option '--colour'"],

@@ -50,6 +50,28 @@ function providerLine(provider: ProviderHealth): string {
   return `${provider.name}: ${provider.disabled ? 'disabled' : 'enabled'} (breaker ${provider.state})`;
 }
 
+function forcedLine(provider: ProviderHealth): string {
+  const by = provider.forcedBy ? `, forced by ${provider.forcedBy}: ${provider.reason ?? ''}` : '';
+  return `${provider.name}: breaker ${provider.state}${by} (${provider.disabled ? 'disabled' : 'enabled'})`;
+}
+
+/** `providers force-open|force-close`: the reason is required, as the history records it. */
+function forceCommand(word: 'force-open' | 'force-close', state: 'OPEN' | 'CLOSED', summary: string): Command {
+  return {
+    words: ['providers', word],
+    args: ['name'],
+    options: ['reason'],
+    summary,
+    async run(context) {
+      const reason = context.options.reason;
+      if (reason === undefined || reason.trim() === '')
+        throw new UsageError(`providers ${word} needs --reason <text>: it is recorded in the breaker history`);
+      const provider = await context.api.forceBreaker(context.args[0], state, reason);
+      output(context, provider, () => forcedLine(provider));
+    },
+  };
+}
+
 function importLines(result: NumberImportView): string[] {
   const list = (numbers: string[]) => (numbers.length ? numbers.join(', ') : 'none');
   return [
@@ -317,7 +339,7 @@ export const COMMANDS: Command[] = [
       const health = await context.api.listProviders();
       output(context, health, () =>
         table(
-          ['PROVIDER', 'STATE', 'ROUTING', 'SINCE', 'OPENED AT', 'FAILURES', 'ERROR RATE', 'LAST ERROR'],
+          ['PROVIDER', 'STATE', 'ROUTING', 'SINCE', 'OPENED AT', 'FAILURES', 'ERROR RATE', 'LAST ERROR', 'FORCED BY'],
           health.providers.map((p) => [
             p.name,
             p.state,
@@ -327,6 +349,7 @@ export const COMMANDS: Command[] = [
             p.consecutiveFailures,
             `${percent(p.windowErrorRate)}${typeof p.windowCalls === 'number' ? ` of ${p.windowCalls}` : ''}`,
             p.lastError,
+            p.forcedBy,
           ]),
         ),
       );
@@ -352,6 +375,16 @@ export const COMMANDS: Command[] = [
       output(context, provider, () => providerLine(provider));
     },
   },
+  forceCommand(
+    'force-open',
+    'OPEN',
+    'force the provider’s breaker OPEN (--reason required): new sessions go elsewhere until it recovers by its health checks',
+  ),
+  forceCommand(
+    'force-close',
+    'CLOSED',
+    'force the provider’s breaker CLOSED (--reason required): back in rotation with fresh counters; it can trip again',
+  ),
   {
     words: ['numbers', 'add'],
     args: ['provider', 'number'],

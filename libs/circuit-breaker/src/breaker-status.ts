@@ -16,6 +16,8 @@ export interface BreakerStatus {
   readonly lastError: string | null;
   /** Why the last transition happened ('initial' before the first one). */
   readonly reason: string;
+  /** Who forced the current state (`force()`), `reason` then being theirs; null when a rule put the breaker there. */
+  readonly forcedBy: string | null;
   /** CLOSED: failures in a row. */
   readonly consecutiveFailures: number;
   /** CLOSED: calls and failures in the sliding window of the first window rule, at this instant. */
@@ -43,4 +45,6 @@ export interface BreakerTransition {
   readonly reason: string;
   readonly at: number;
   readonly lastError: string | null;
+  /** Who forced it (`force()`); null for a transition a rule made. */
+  readonly forcedBy: string | null;
 }

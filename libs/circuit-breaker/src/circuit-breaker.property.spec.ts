@@ -206,6 +206,7 @@ class ReferenceBreaker {
       openedAt: this.openedAt,
       retryAt: this.retryAt,
       lastError: this.lastError,
+      forcedBy: null,
       consecutiveFailures: this.trailing(
         this.calls.map((c) => c.failed),
         true,
@@ -277,7 +278,8 @@ class ReferenceBreaker {
   }
 
   private enter(to: BreakerState): void {
-    this.transitions.push({ from: this.state, to, at: this.now, lastError: this.lastError });
+    // The model never forces: no transition or status may say it was forced.
+    this.transitions.push({ from: this.state, to, at: this.now, lastError: this.lastError, forcedBy: null });
     this.state = to;
     this.since = this.now;
     this.calls = [];

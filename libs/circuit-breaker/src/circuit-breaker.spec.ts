@@ -356,7 +356,9 @@ describe('following (another copy decides) and leading again', () => {
   it('counts 5 failures in a row but stays CLOSED; leading, it trips at once on them', () => {
     const { beforeLead, transitions, breaker } = follower([[0, 'fffff']], 1_000);
     expect(beforeLead).toBe('CLOSED');
-    expect(transitions).toEqual([{ from: 'CLOSED', to: 'OPEN', at: 1_000, reason: '5 consecutive failures', lastError: 'HTTP 503' }]);
+    expect(transitions).toEqual([
+      { from: 'CLOSED', to: 'OPEN', at: 1_000, reason: '5 consecutive failures', lastError: 'HTTP 503', forcedBy: null },
+    ]);
     expect(breaker.isFollowing).toBe(false);
   });
 
@@ -426,6 +428,131 @@ describe('following (another copy decides) and leading again', () => {
         expect(breaker.status()).toMatchObject({ state: 'CLOSED', reason: 'probe success 10/10 (100 %) > 95 % over 300002 ms' });
       }, 300_002);
     });
+  });
+});
+
+describe('force: an operator decides', () => {
+  /** Records `keys` (outcome keys) one per ms from `at`, in the scheduler's run. */
+  function feed(scheduler: TestScheduler, breaker: CircuitBreaker, at: number, keys: string): void {
+    [...keys].forEach((key, i) => scheduler.schedule(() => breaker.record(OUTCOMES[key]), at + i));
+  }
+
+  it('forces OPEN from CLOSED with fresh counters, says who and why, and recovers by the rules: the 5th passing check half-opens', () => {
+    const scheduler = newScheduler();
+    const transitions: BreakerTransition[] = [];
+    scheduler.run(({ expectObservable }) => {
+      const breaker = new CircuitBreaker(telephony, { scheduler });
+      breaker.transitions$.subscribe((t) => transitions.push(t));
+      expectObservable(breaker.state$.pipe(map((s) => s.state))).toBe('c 9ms o 13ms h', STATES);
+      feed(scheduler, breaker, 0, 'ffff');
+      scheduler.schedule(() => {
+        breaker.force('OPEN', 'carrier reports an SS7 outage', 'admin');
+        expect(breaker.status()).toMatchObject({
+          state: 'OPEN',
+          since: 10,
+          openedAt: 10,
+          reason: 'carrier reports an SS7 outage',
+          forcedBy: 'admin',
+          consecutiveFailures: 0,
+          healthPasses: 0,
+          lastError: null,
+        });
+        expect(breaker.admit()).toEqual({ admitted: false, probe: false });
+      }, 10);
+      // 4 passes keep it OPEN (and forced); the 5th half-opens, and the rule's state says no one forced it.
+      feed(scheduler, breaker, 20, 'pppp');
+      scheduler.schedule(() => expect(breaker.status()).toMatchObject({ state: 'OPEN', healthPasses: 4, forcedBy: 'admin' }), 23);
+      feed(scheduler, breaker, 24, 'p');
+      scheduler.schedule(() => expect(breaker.status()).toMatchObject({ state: 'HALF_OPEN', forcedBy: null }), 24);
+    });
+    expect(transitions).toEqual([
+      { from: 'CLOSED', to: 'OPEN', reason: 'carrier reports an SS7 outage', at: 10, lastError: null, forcedBy: 'admin' },
+      { from: 'OPEN', to: 'HALF_OPEN', reason: '5 consecutive health checks passed', at: 24, lastError: null, forcedBy: null },
+    ]);
+  });
+
+  it('forces CLOSED from OPEN with fresh counters; it trips again at the 5th consecutive failure, not the 4th', () => {
+    const scheduler = newScheduler();
+    const transitions: BreakerTransition[] = [];
+    scheduler.run(({ expectObservable }) => {
+      const breaker = new CircuitBreaker(telephony, { scheduler });
+      breaker.transitions$.subscribe((t) => transitions.push(t));
+      expectObservable(breaker.state$.pipe(map((s) => s.state))).toBe('c 3ms o 4ms c 14ms o', STATES);
+      feed(scheduler, breaker, 0, 'fffffppp'); // OPEN at 4, 3 passes
+      scheduler.schedule(() => {
+        breaker.force('CLOSED', 'vendor confirmed the fix', 'admin');
+        expect(breaker.status()).toMatchObject({
+          state: 'CLOSED',
+          forcedBy: 'admin',
+          consecutiveFailures: 0,
+          windowCalls: 0,
+          healthPasses: 0,
+        });
+        // lastError keeps the failure that last tripped it.
+        expect(breaker.status().lastError).toBe('HTTP 503');
+      }, 9);
+      feed(scheduler, breaker, 20, 'ffff');
+      scheduler.schedule(() => expect(breaker.status()).toMatchObject({ state: 'CLOSED', consecutiveFailures: 4, forcedBy: 'admin' }), 23);
+      feed(scheduler, breaker, 24, 'f');
+    });
+    expect(transitions.map(({ from, to, at, forcedBy }) => ({ from, to, at, forcedBy }))).toEqual([
+      { from: 'CLOSED', to: 'OPEN', at: 4, forcedBy: null },
+      { from: 'OPEN', to: 'CLOSED', at: 9, forcedBy: 'admin' },
+      { from: 'CLOSED', to: 'OPEN', at: 24, forcedBy: null },
+    ]);
+    expect(transitions[2].reason).toBe('5 consecutive failures');
+  });
+
+  it('a forced CLOSED forgets the sliding window: 1 failure in 9 calls before, 1 in 10 after, does not trip', () => {
+    const scheduler = newScheduler();
+    scheduler.run(({ expectObservable }) => {
+      const breaker = new CircuitBreaker(telephonyPolicy({ consecutiveFailures: 100 }), { scheduler });
+      expectObservable(breaker.state$.pipe(map((s) => s.state))).toBe('c 9ms c', STATES);
+      feed(scheduler, breaker, 0, 'fssssssss');
+      scheduler.schedule(() => breaker.force('CLOSED', 'counts from before the fix', 'admin'), 10);
+      // Without the force this window would hold 2 failures in 19 calls (> 10 %); after it, 1 in 10 (10 % does not trip).
+      feed(scheduler, breaker, 11, 'fsssssssss');
+      scheduler.schedule(() => expect(breaker.status()).toMatchObject({ state: 'CLOSED', windowCalls: 10, windowFailures: 1 }), 30);
+    });
+  });
+
+  it('forces CLOSED from HALF_OPEN, cancelling the close gate', () => {
+    const scheduler = newScheduler();
+    scheduler.run(({ expectObservable }) => {
+      const breaker = halfOpenTelephony(scheduler);
+      expectObservable(breaker.state$.pipe(map((s) => s.state))).toBe('h 99ms c', STATES);
+      scheduler.schedule(() => breaker.force('CLOSED', 'recovered, and we cannot wait 5 minutes', 'admin'), 100);
+      scheduler.schedule(() => expect(breaker.status()).toMatchObject({ state: 'CLOSED', since: 100, forcedBy: 'admin' }), 400_000);
+    });
+  });
+
+  it('forcing OPEN while OPEN starts OPEN afresh: the passes so far no longer count', () => {
+    const scheduler = newScheduler();
+    scheduler.run(({ expectObservable }) => {
+      const breaker = new CircuitBreaker(telephony, { scheduler });
+      expectObservable(breaker.state$.pipe(map((s) => s.state))).toBe('c 3ms o 4ms o 9ms h', STATES);
+      feed(scheduler, breaker, 0, 'ffffffppp'); // OPEN at 4, 3 passes by 8
+      scheduler.schedule(() => breaker.force('OPEN', 'still broken, whatever the checks say', 'admin'), 9);
+      feed(scheduler, breaker, 10, 'pppp'); // 4 passes: still OPEN
+      feed(scheduler, breaker, 19, 'p'); // the 5th since the force
+    });
+  });
+
+  it('applies on a following breaker too: whoever calls force has decided', () => {
+    const scheduler = newScheduler();
+    scheduler.run(() => {
+      const breaker = new CircuitBreaker(telephony, { scheduler, following: true });
+      for (let i = 0; i < 6; i++) breaker.record(OUTCOMES.f);
+      expect(breaker.status().state).toBe('CLOSED'); // a follower does not trip
+      breaker.force('OPEN', 'drill', 'admin');
+      expect(breaker.status()).toMatchObject({ state: 'OPEN', forcedBy: 'admin' });
+    });
+  });
+
+  it('refuses HALF_OPEN, which only the recovery rule reaches', () => {
+    const breaker = new CircuitBreaker(telephony, { scheduler: newScheduler() });
+    expect(() => breaker.force('HALF_OPEN' as 'OPEN', 'try', 'admin')).toThrow(RangeError);
+    expect(breaker.status()).toMatchObject({ state: 'CLOSED', forcedBy: null });
   });
 });
 
@@ -595,8 +722,8 @@ describe('streams', () => {
       breaker.connect(cold('fffffppppp', OUTCOMES));
     });
     expect(transitions).toEqual([
-      { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: 4, lastError: 'HTTP 503' },
-      { from: 'OPEN', to: 'HALF_OPEN', reason: '5 consecutive health checks passed', at: 9, lastError: 'HTTP 503' },
+      { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: 4, lastError: 'HTTP 503', forcedBy: null },
+      { from: 'OPEN', to: 'HALF_OPEN', reason: '5 consecutive health checks passed', at: 9, lastError: 'HTTP 503', forcedBy: null },
     ]);
   });
 

@@ -77,6 +77,8 @@ export class CircuitBreaker {
   private retryDelayMs: number | null = null;
   private lastError: string | null = null;
   private reason = 'initial';
+  /** Who forced the current state (`force`); null when a rule put the breaker there. */
+  private forcedBy: string | null = null;
   private opens = 0;
   private consecutiveFailures = 0;
   private attempts = 0;
@@ -252,6 +254,7 @@ export class CircuitBreaker {
       retryAt: this.retryAt,
       lastError: this.lastError,
       reason: this.reason,
+      forcedBy: this.forcedBy,
       consecutiveFailures: this.consecutiveFailures,
       windowCalls,
       windowFailures,
@@ -277,6 +280,7 @@ export class CircuitBreaker {
       retryDelayMs: this.retryDelayMs,
       lastError: this.lastError,
       reason: this.reason,
+      forcedBy: this.forcedBy,
       opens: this.opens,
       consecutiveFailures: this.consecutiveFailures,
       attempts: this.attempts,
@@ -327,6 +331,21 @@ export class CircuitBreaker {
     } else {
       this.evaluateCloseGate();
     }
+  }
+
+  /**
+   * Someone's decision, not a rule's (an operator's, in an incident): enters `to` now, OPEN or CLOSED, whatever
+   * the counts say, with fresh counters, and carries on by the policy from there: a forced CLOSED trips again by
+   * the trip rules, a forced OPEN recovers by the recovery rule. HALF_OPEN is reached by the recovery rule only.
+   * `by` names who decided: the status and the transition carry it (`forcedBy`) until the next transition.
+   * Forcing the state the breaker is in starts that state afresh, as a transition. A following breaker is forced
+   * too: the caller is the one who decides. `lastError` stays what it was: a force is not a failure.
+   */
+  force(to: 'OPEN' | 'CLOSED', reason: string, by: string): void {
+    if (to !== 'OPEN' && to !== 'CLOSED') throw new RangeError(`a breaker can be forced OPEN or CLOSED, not ${String(to)}`);
+    if (this.disposed) return;
+    if (to === 'OPEN') this.toOpen(reason, this.lastError, by);
+    else this.toClosed(reason, by);
   }
 
   /** True between `follow()` and `lead()`. */
@@ -492,7 +511,7 @@ export class CircuitBreaker {
     }
   }
 
-  private toOpen(reason: string, error: string | null): void {
+  private toOpen(reason: string, error: string | null, forcedBy: string | null = null): void {
     const from = this.state;
     const now = this.scheduler.now();
     this.resetCounters();
@@ -501,6 +520,7 @@ export class CircuitBreaker {
     this.openedAt = now;
     this.lastError = error;
     this.reason = reason;
+    this.forcedBy = forcedBy;
     this.opens += 1;
     this.cancelTimer();
     this.retryDelayMs = this.nextRetryDelay();
@@ -519,12 +539,13 @@ export class CircuitBreaker {
     this.retryAt = null;
     this.retryDelayMs = null;
     this.reason = reason;
+    this.forcedBy = null;
     this.cancelTimer();
     if (this.policy.close.kind === 'success-rate') this.armCloseGate(this.policy.close.durationMs);
     this.emit(from, now);
   }
 
-  private toClosed(reason: string): void {
+  private toClosed(reason: string, forcedBy: string | null = null): void {
     const from = this.state;
     const now = this.scheduler.now();
     this.resetCounters();
@@ -534,6 +555,7 @@ export class CircuitBreaker {
     this.retryAt = null;
     this.retryDelayMs = null;
     this.reason = reason;
+    this.forcedBy = forcedBy;
     this.opens = 0;
     this.cancelTimer();
     this.emit(from, now);
@@ -579,7 +601,7 @@ export class CircuitBreaker {
 
   private emit(from: BreakerState, at: number): void {
     if (this.disposed) return;
-    this.transitionSubject.next({ from, to: this.state, reason: this.reason, at, lastError: this.lastError });
+    this.transitionSubject.next({ from, to: this.state, reason: this.reason, at, lastError: this.lastError, forcedBy: this.forcedBy });
     this.statusSubject.next(this.status());
   }
 
@@ -590,6 +612,7 @@ export class CircuitBreaker {
     this.since = snapshot.since;
     this.lastError = snapshot.lastError;
     this.reason = snapshot.reason;
+    this.forcedBy = snapshot.forcedBy ?? null;
     this.opens = snapshot.opens;
     this.consecutiveFailures = snapshot.consecutiveFailures;
     this.attempts = snapshot.attempts;

@@ -75,6 +75,19 @@ describe('toJSON / fromJSON', () => {
     });
   });
 
+  it('carries who forced the state across a restart; a snapshot from before forcing reads as not forced', () => {
+    const scheduler = newScheduler();
+    const before = new CircuitBreaker(telephonyPolicy(), { scheduler });
+    before.force('OPEN', 'vendor outage', 'admin');
+    const after = CircuitBreaker.fromJSON(telephonyPolicy(), roundTrip(before), { scheduler });
+    expect(after.status()).toMatchObject({ state: 'OPEN', reason: 'vendor outage', forcedBy: 'admin' });
+    const { forcedBy: _dropped, ...older } = roundTrip(before);
+    expect(CircuitBreaker.fromJSON(telephonyPolicy(), older, { scheduler }).status().forcedBy).toBeNull();
+    expect(() => CircuitBreaker.fromJSON(telephonyPolicy(), { ...older, forcedBy: 7 as unknown as string }, { scheduler })).toThrow(
+      'breaker snapshot forcedBy must be a string or null',
+    );
+  });
+
   it('reads a snapshot written before trafficProbes was counted as 0 of them', () => {
     const scheduler = newScheduler();
     const before = new CircuitBreaker(telephonyPolicy(), { scheduler });

@@ -22,6 +22,8 @@ export interface BreakerSnapshot {
   readonly retryDelayMs: number | null;
   readonly lastError: string | null;
   readonly reason: string;
+  /** Absent from snapshots written before a breaker could be forced: read as null. */
+  readonly forcedBy?: string | null;
   readonly opens: number;
   readonly consecutiveFailures: number;
   readonly attempts: number;
@@ -69,5 +71,7 @@ export function assertSnapshot(value: unknown): asserts value is BreakerSnapshot
     if (s[key] !== null && typeof s[key] !== 'string') throw new TypeError(`breaker snapshot ${key} must be a string or null`);
   }
   if (typeof s.reason !== 'string') throw new TypeError('breaker snapshot reason must be a string');
+  if (s.forcedBy !== undefined && s.forcedBy !== null && typeof s.forcedBy !== 'string')
+    throw new TypeError('breaker snapshot forcedBy must be a string or null');
   if (!Array.isArray(s.windows)) throw new TypeError('breaker snapshot windows must be an array');
 }

@@ -180,8 +180,10 @@ export interface ProviderHealth {
   disabledReason?: string | null;
   /** When the current state was entered. */
   since?: string;
-  /** Why the last transition happened. */
+  /** Why the last transition happened: the rule's words, or the operator's when it was forced. */
   reason?: string;
+  /** Who forced the current state (`admin`); null when the breaker's own rules put it there. */
+  forcedBy?: string | null;
   consecutiveFailures?: number;
   windowCalls?: number;
   windowErrorRate?: number;
@@ -224,6 +226,8 @@ export interface BreakerTransition {
   reason: string;
   lastError: string | null;
   at: string;
+  /** Who forced this transition (`admin`); null when the breaker's own rules made it. */
+  forcedBy?: string | null;
 }
 
 /** One event of `GET /v1/health/cpaas/stream`. */
@@ -362,8 +366,8 @@ export interface InteractionOutOfSessionData extends WebhookEventDataBase {
   from: string;
   proxyNumber: string;
   provider: string;
-  /** A text's body. */
-  text?: string;
+  /** A text's body; null once INTERACTION_TEXT_RETENTION_DAYS have passed (in `GET /v1/events`; what was delivered had it). */
+  text?: string | null;
   /** `session-rebound`: the session's number now. */
   movedTo?: ProviderNumber;
 }

@@ -3,6 +3,7 @@ import { ApiKey } from '../accounts/api-key.entity';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { NOTIFICATION_ENTITIES } from '../notifications/entities';
 import { ProxyNumber } from '../numbers/proxy-number.entity';
+import { BreakerOverrideRecord } from '../providers/breaker-override.entity';
 import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
 import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
@@ -23,6 +24,7 @@ export const ENTITIES: Function[] = [
   SessionMove,
   IdempotencyRecord,
   BreakerTransitionRecord,
+  BreakerOverrideRecord,
   ProviderStateRecord,
   ClusterLeaseRecord,
   ...NOTIFICATION_ENTITIES,

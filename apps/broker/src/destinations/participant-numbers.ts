@@ -43,4 +43,12 @@ export class ParticipantNumbers {
       throw new ValidationProblem([{ field: 'participants', message: 'participants must be two different numbers' }]);
     return numbers;
   }
+
+  /** One number in E.164, read as a participant's is (a message's `to`); a 400 naming `field` when it cannot be read. */
+  async readOne(accountId: string, written: string, field: string): Promise<string> {
+    const defaultCountry = (await this.cache.view(accountId))?.account.defaultCountry ?? null;
+    const reading = readParticipantNumber(written, defaultCountry);
+    if (!reading.ok) throw new ValidationProblem([{ field, message: reading.message }]);
+    return reading.number;
+  }
 }

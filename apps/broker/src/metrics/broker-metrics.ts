@@ -14,6 +14,14 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /** 1 while the breaker's current state was forced by an operator (it follows its rules from there), else 0. */
+  readonly breakerForced = new Gauge({
+    name: 'cpaas_breaker_forced',
+    help: '1 while the provider breaker is in a state an operator forced (POST /v1/admin/providers/:name/breaker), 0 when its rules put it there',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
   readonly providerDisabled = new Gauge({
     name: 'cpaas_provider_disabled',
     help: '1 while an operator has disabled the provider by hand',
@@ -229,6 +237,12 @@ export class BrokerMetrics {
   readonly interactionTextsErased = new Counter({
     name: 'broker_interaction_texts_erased_total',
     help: 'Message bodies erased by INTERACTION_TEXT_RETENTION_DAYS (the interactions themselves are kept)',
+    registers: [this.registry],
+  });
+
+  readonly eventTextsErased = new Counter({
+    name: 'broker_webhook_event_texts_erased_total',
+    help: 'Message bodies erased by INTERACTION_TEXT_RETENTION_DAYS from stored webhook events (interaction.out_of_session; the events are kept)',
     registers: [this.registry],
   });
 

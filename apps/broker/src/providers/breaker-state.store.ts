@@ -22,8 +22,17 @@ export class BreakerStateStore {
     this.afterTransition.push(hook);
   }
 
-  /** `fence`: the leader's lease; null for a write that needs none (no cluster: a replica on its own). */
-  recordTransition(provider: string, transition: BreakerTransition, snapshot: BreakerSnapshot, fence: LeaderFence | null): void {
+  /**
+   * `fence`: the leader's lease; null for a write that needs none (no cluster: a replica on its own). `overrideId`: the
+   * operator's request a forced transition applied.
+   */
+  recordTransition(
+    provider: string,
+    transition: BreakerTransition,
+    snapshot: BreakerSnapshot,
+    fence: LeaderFence | null,
+    overrideId: string | null = null,
+  ): void {
     this.enqueue(`transition of ${provider}`, async () => {
       const written = await this.repository.saveTransition(
         provider,
@@ -32,6 +41,7 @@ export class BreakerStateStore {
         fence,
         this.notice(provider),
         this.afterTransition,
+        overrideId,
       );
       if (!written) this.logger.warn(`transition of ${provider} dropped: this replica no longer holds the breaker lease`);
     });

@@ -1,8 +1,10 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
+import { BreakerOverrideRecord } from './breaker-override.entity';
 
 /** One change of a provider breaker's state, as ops read it in the history. */
 @Entity('breaker_transitions')
 @Index('idx_breaker_transitions_provider_at', ['provider', 'at'])
+@Index('idx_breaker_transitions_override', ['overrideId'], { where: '"override_id" IS NOT NULL' })
 export class BreakerTransitionRecord {
   @PrimaryGeneratedColumn('increment', { type: 'bigint' })
   id: string;
@@ -24,4 +26,16 @@ export class BreakerTransitionRecord {
 
   @Column({ type: 'timestamptz' })
   at: Date;
+
+  /** Who forced this transition (`admin`), `reason` being theirs; null when the breaker's own rules made it. */
+  @Column({ name: 'forced_by', type: 'text', nullable: true })
+  forcedBy: string | null;
+
+  /** The operator's request it applied (a forced transition); null otherwise. */
+  @Column({ name: 'override_id', type: 'bigint', nullable: true })
+  overrideId: string | null;
+
+  @ManyToOne(() => BreakerOverrideRecord, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'override_id' })
+  override?: Relation<BreakerOverrideRecord>;
 }

@@ -36,7 +36,10 @@ export class BreakerWiring implements OnApplicationBootstrap, OnApplicationShutd
     for (const name of this.breakers.names()) {
       const breaker = this.breakers.get(name);
       this.subscriptions.add(
-        breaker.state$.subscribe((status) => this.metrics.breakerState.set({ provider: name }, STATE_GAUGE[status.state])),
+        breaker.state$.subscribe((status) => {
+          this.metrics.breakerState.set({ provider: name }, STATE_GAUGE[status.state]);
+          this.metrics.breakerForced.set({ provider: name }, status.forcedBy === null ? 0 : 1);
+        }),
       );
       this.subscriptions.add(
         this.breakers.disabled$(name).subscribe((disabled) => this.metrics.providerDisabled.set({ provider: name }, disabled ? 1 : 0)),
@@ -46,11 +49,12 @@ export class BreakerWiring implements OnApplicationBootstrap, OnApplicationShutd
           if (transition.adopted) return;
           this.metrics.breakerTransitions.inc({ provider: name, from: transition.from, to: transition.to });
           const fence = this.leadership.current.fence;
+          const { from, to, reason, lastError, forcedBy } = transition;
           this.logger.warn(
-            { provider: name, from: transition.from, to: transition.to, reason: transition.reason, lastError: transition.lastError },
-            `provider ${name} breaker ${transition.from} → ${transition.to}: ${transition.reason}${fence ? '' : ` (${this.leadership.current.scope === 'replica' ? 'this replica alone' : 'not the leader: not persisted'})`}`,
+            { provider: name, from, to, reason, lastError, forcedBy },
+            `provider ${name} breaker ${from} → ${to}: ${reason}${forcedBy === null ? '' : ` (forced by ${forcedBy})`}${fence ? '' : ` (${this.leadership.current.scope === 'replica' ? 'this replica alone' : 'not the leader: not persisted'})`}`,
           );
-          if (fence) this.store.recordTransition(name, transition, breaker.toJSON(), fence);
+          if (fence) this.store.recordTransition(name, transition, breaker.toJSON(), fence, transition.overrideId);
         }),
       );
     }

@@ -93,6 +93,7 @@ export class CpaasHealthController implements OnModuleDestroy {
         reason: row.reason,
         lastError: row.lastError,
         at: row.at.toISOString(),
+        forcedBy: row.forcedBy,
       })),
       nextCursor: rows.length > limit ? page[page.length - 1].id : null,
     };

@@ -31,10 +31,14 @@ export function systemBreakerScheduler(): SchedulerLike {
   return { now: () => asyncScheduler.now(), schedule: asyncScheduler.schedule.bind(asyncScheduler) as SchedulerLike['schedule'] };
 }
 
-/** A transition of a provider's breaker; `adopted` when it was decided elsewhere and only taken over here. */
+/**
+ * A transition of a provider's breaker; `adopted` when it was decided elsewhere and only taken over here;
+ * `overrideId`: the operator's request it applied, when it was forced here.
+ */
 export interface ProviderTransition extends BreakerTransition {
   provider: string;
   adopted: boolean;
+  overrideId: string | null;
 }
 
 export interface ProviderHealth {
@@ -47,6 +51,8 @@ export interface ProviderHealth {
 export class ProviderBreaker {
   private readonly current$: BehaviorSubject<CircuitBreaker>;
   private readonly adoptedSubject = new Subject<ProviderTransition>();
+  /** The request being applied while `force` runs (its transition is emitted synchronously). */
+  private forcing: string | null = null;
   readonly state$: Observable<BreakerStatus>;
   readonly transitions$: Observable<ProviderTransition>;
 
@@ -60,7 +66,7 @@ export class ProviderBreaker {
     this.transitions$ = merge(
       this.current$.pipe(
         switchMap((breaker) => breaker.transitions$),
-        map((t): ProviderTransition => ({ ...t, provider: name, adopted: false })),
+        map((t): ProviderTransition => ({ ...t, provider: name, adopted: false, overrideId: this.forcing })),
       ),
       this.adoptedSubject,
     );
@@ -104,8 +110,20 @@ export class ProviderBreaker {
         reason: after.reason,
         at: after.since,
         lastError: after.lastError,
+        forcedBy: after.forcedBy,
         adopted: true,
+        overrideId: null,
       });
+    }
+  }
+
+  /** An operator's decision, on the replica that decides (see CircuitBreaker.force); `overrideId` names their request. */
+  force(to: 'OPEN' | 'CLOSED', reason: string, by: string, overrideId: string | null): void {
+    this.forcing = overrideId;
+    try {
+      this.current$.value.force(to, reason, by);
+    } finally {
+      this.forcing = null;
     }
   }
 

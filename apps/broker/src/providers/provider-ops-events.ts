@@ -29,6 +29,7 @@ export class ProviderOpsEvents implements OnModuleInit {
             reason: transition.reason,
             lastError: transition.lastError,
             at: new Date(transition.at).toISOString(),
+            forcedBy: transition.forcedBy,
           },
           receivedAt: new Date(transition.at),
         },

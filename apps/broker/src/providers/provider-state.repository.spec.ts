@@ -33,7 +33,14 @@ describe('ProviderStateRepository: the breaker lease', () => {
     const snapshot = breaker.toJSON();
     breaker.dispose();
     return {
-      transition: { from: 'CLOSED', to: 'OPEN', reason: '5 consecutive failures', at: snapshot.since, lastError: 'HTTP 503' },
+      transition: {
+        from: 'CLOSED',
+        to: 'OPEN',
+        reason: '5 consecutive failures',
+        at: snapshot.since,
+        lastError: 'HTTP 503',
+        forcedBy: null,
+      },
       snapshot,
     };
   };
@@ -180,5 +187,79 @@ describe('ProviderStateRepository: the cluster’s health-check cadence', () => 
     expect(!takeover.claimed && takeover.dueInMs).toBeLessThanOrEqual(20_000);
     await lastCheckedAgo(30_001);
     expect(await repository.claimHealthCheck('primary', { holder: 'b', epoch: 2 }, 30_000)).toEqual({ claimed: true });
+  });
+});
+
+describe('ProviderStateRepository: operators’ overrides, taken by the leader or withdrawn, never both', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let repository: ProviderStateRepository;
+  const fence = { holder: 'leader', epoch: 1 };
+  const PROVIDERS = ['primary', 'failover'];
+  const WAIT = 5_000;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
+    repository = new ProviderStateRepository(dataSource);
+    expect(await repository.claimLease(BREAKER_LEASE, 'leader', LONG)).toMatchObject({ holder: 'leader', epoch: 1 });
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  const statusOf = async (id: string): Promise<{ status: string; applied_by: string | null }> =>
+    (
+      (await dataSource.query('SELECT status, applied_by FROM breaker_overrides WHERE id = $1', [id])) as Array<{
+        status: string;
+        applied_by: string | null;
+      }>
+    )[0];
+
+  it('is taken once, by the lease holder only; once taken it cannot be withdrawn', async () => {
+    const id = await repository.requestOverride('primary', 'OPEN', 'vendor outage', 'admin');
+    expect(await repository.overrideOutcome(id)).toEqual({ status: 'pending' });
+    expect(await repository.claimOverrides({ holder: 'leader', epoch: 0 }, 'old', PROVIDERS, WAIT, id)).toEqual([]);
+    expect(await repository.claimOverrides(fence, 'replica-a', PROVIDERS, WAIT, id)).toEqual([
+      { id, provider: 'primary', state: 'OPEN', reason: 'vendor outage', requestedBy: 'admin' },
+    ]);
+    expect(await statusOf(id)).toEqual({ status: 'applied', applied_by: 'replica-a' });
+    expect(await repository.claimOverrides(fence, 'replica-a', PROVIDERS, WAIT, id)).toEqual([]);
+    expect(await repository.withdrawOverride(id)).toBe(false);
+    // Applied, its transition not yet recorded; then recorded, naming the request.
+    expect(await repository.overrideOutcome(id)).toEqual({ status: 'applied', transitionAt: null });
+    const breaker = new CircuitBreaker(telephonyPolicy());
+    breaker.force('OPEN', 'vendor outage', 'admin');
+    const status = breaker.status();
+    const transition = { from: 'CLOSED', to: 'OPEN', reason: status.reason, at: status.since, lastError: null, forcedBy: 'admin' } as const;
+    expect(await repository.saveTransition('primary', transition, breaker.toJSON(), fence, '{}', [], id)).toBe(true);
+    breaker.dispose();
+    expect(await repository.overrideOutcome(id)).toEqual({ status: 'applied', transitionAt: status.since });
+    const [row] = await repository.history('primary', 1);
+    expect(row).toMatchObject({ forcedBy: 'admin', overrideId: id, reason: 'vendor outage', to: 'OPEN' });
+  });
+
+  it('once withdrawn, no leader takes it', async () => {
+    const id = await repository.requestOverride('primary', 'CLOSED', 'fixed', 'admin');
+    expect(await repository.withdrawOverride(id)).toBe(true);
+    expect(await repository.withdrawOverride(id)).toBe(false);
+    expect(await repository.claimOverrides(fence, 'replica-a', PROVIDERS, WAIT)).toEqual([]);
+    expect(await repository.overrideOutcome(id)).toEqual({ status: 'withdrawn' });
+  });
+
+  it('takes every recent pending request of the providers it has, oldest first; withdraws the ones past the wait', async () => {
+    const stale = await repository.requestOverride('primary', 'OPEN', 'asked long ago', 'admin');
+    await dataSource.query(`UPDATE breaker_overrides SET requested_at = now() - interval '6 seconds' WHERE id = $1`, [stale]);
+    const unknown = await repository.requestOverride('elsewhere', 'OPEN', 'a provider this leader lacks', 'admin');
+    const first = await repository.requestOverride('failover', 'OPEN', 'one', 'admin');
+    const second = await repository.requestOverride('primary', 'CLOSED', 'two', 'admin');
+    const claimed = await repository.claimOverrides(fence, 'replica-a', PROVIDERS, WAIT);
+    expect(claimed.map((c) => [c.id, c.reason])).toEqual([
+      [first, 'one'],
+      [second, 'two'],
+    ]);
+    expect((await statusOf(stale)).status).toBe('withdrawn');
+    expect((await statusOf(unknown)).status).toBe('pending');
   });
 });

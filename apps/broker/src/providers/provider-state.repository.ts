@@ -1,6 +1,7 @@
 /**
  * All the SQL of the providers' shared state: each provider's breaker snapshot, disabled flag and last
- * health check, the transition history, the breaker leader's lease, and the pool usage read for the health page.
+ * health check, the transition history, the operators' overrides, the breaker leader's lease, and the pool usage
+ * read for the health page.
  * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
  * took the lease over since (docs/operations.md).
  */
@@ -45,6 +46,21 @@ export interface PoolUsageRows {
   perChannels: Array<{ provider: string; channels: string; active: number }>;
 }
 
+/** An operator's request to force a breaker, as the leader takes it. */
+export interface ClaimedOverride {
+  id: string;
+  provider: string;
+  state: 'OPEN' | 'CLOSED';
+  reason: string;
+  requestedBy: string;
+}
+
+/** Where a request stands: `transitionAt` is when the transition it made happened, once that is recorded. */
+export type OverrideOutcome = { status: 'pending' | 'withdrawn' } | { status: 'applied'; transitionAt: number | null };
+
+/** Notified with `{ id }` when an operator asks for a breaker to be forced: the leader applies it (BreakerOverrides). */
+export const BREAKER_OVERRIDE_CHANNEL = 'broker_breaker_overrides';
+
 /** Notified on every persisted change, so other replicas adopt it (see ProviderStateSync). */
 export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
 
@@ -77,7 +93,7 @@ export class ProviderStateRepository {
   /**
    * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction, then what the
    * hooks left to do after its commit; with a fence, nothing is written (false) unless the fence still holds
-   * the lease.
+   * the lease. `overrideId`: the operator's request a forced transition applied.
    */
   async saveTransition(
     provider: string,
@@ -86,6 +102,7 @@ export class ProviderStateRepository {
     fence: LeaderFence | null,
     notice: string,
     hooks: readonly TransitionHook[],
+    overrideId: string | null = null,
   ): Promise<boolean> {
     const afterCommit: AfterCommit[] = [];
     const written = await this.dataSource.transaction(async (manager) => {
@@ -97,6 +114,8 @@ export class ProviderStateRepository {
         reason: transition.reason,
         lastError: transition.lastError,
         at: new Date(transition.at),
+        forcedBy: transition.forcedBy,
+        overrideId,
       });
       await upsertSnapshot(manager, provider, snapshot);
       for (const hook of hooks) {
@@ -158,6 +177,71 @@ export class ProviderStateRepository {
       );
       await notify(manager, notice);
     });
+  }
+
+  /** Records an operator's request to force a breaker and announces it to the leader, in one transaction; answers its id. */
+  async requestOverride(provider: string, state: 'OPEN' | 'CLOSED', reason: string, requestedBy: string): Promise<string> {
+    return this.dataSource.transaction(async (manager) => {
+      const [row]: Array<{ id: string }> = await manager.query(
+        `INSERT INTO breaker_overrides (provider, state, reason, requested_by) VALUES ($1, $2, $3, $4) RETURNING id`,
+        [provider, state, reason, requestedBy],
+      );
+      await manager.query('SELECT pg_notify($1, $2)', [BREAKER_OVERRIDE_CHANNEL, JSON.stringify({ id: String(row.id) })]);
+      return String(row.id);
+    });
+  }
+
+  /**
+   * Takes for the leader holding `fence` the pending requests of `providers` made less than `maxAgeMs` ago by the
+   * database's clock (the one `id`, or every one), oldest first, marking them applied by `replica`; older pending
+   * ones are withdrawn (the replica that asked has stopped waiting). Nothing while the fence no longer holds the lease.
+   */
+  async claimOverrides(
+    fence: LeaderFence,
+    replica: string,
+    providers: readonly string[],
+    maxAgeMs: number,
+    id?: string,
+  ): Promise<ClaimedOverride[]> {
+    return this.dataSource.transaction(async (manager) => {
+      if (!(await holdsLease(manager, fence))) return [];
+      await manager.query(
+        `UPDATE breaker_overrides SET status = 'withdrawn', decided_at = now()
+          WHERE status = 'pending' AND requested_at <= now() - $1 * interval '1 millisecond'`,
+        [maxAgeMs],
+      );
+      // An UPDATE … RETURNING answers [rows, count] through TypeORM's postgres driver.
+      const [rows]: [Array<{ id: string; provider: string; state: 'OPEN' | 'CLOSED'; reason: string; requested_by: string }>, number] =
+        await manager.query(
+          `UPDATE breaker_overrides SET status = 'applied', decided_at = now(), applied_by = $1
+          WHERE id IN (SELECT id FROM breaker_overrides
+                        WHERE status = 'pending' AND provider = ANY($2::text[]) AND ($3::bigint IS NULL OR id = $3::bigint)
+                        ORDER BY id FOR UPDATE)
+          RETURNING id, provider, state, reason, requested_by`,
+          [replica, providers, id ?? null],
+        );
+      return rows
+        .map((r) => ({ id: String(r.id), provider: r.provider, state: r.state, reason: r.reason, requestedBy: r.requested_by }))
+        .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    });
+  }
+
+  async overrideOutcome(id: string): Promise<OverrideOutcome> {
+    const [row]: Array<{ status: 'pending' | 'applied' | 'withdrawn'; at: Date | null }> = await this.dataSource.query(
+      `SELECT o.status, t.at FROM breaker_overrides o LEFT JOIN breaker_transitions t ON t.override_id = o.id WHERE o.id = $1`,
+      [id],
+    );
+    if (row.status !== 'applied') return { status: row.status };
+    return { status: 'applied', transitionAt: row.at ? row.at.getTime() : null };
+  }
+
+  /** Withdraws a request no leader has taken yet; false when one has (it is applied). */
+  async withdrawOverride(id: string): Promise<boolean> {
+    const [, withdrawn]: [unknown[], number] = await this.dataSource.query(
+      `UPDATE breaker_overrides SET status = 'withdrawn', decided_at = now() WHERE id = $1 AND status = 'pending'`,
+      [id],
+    );
+    return withdrawn === 1;
   }
 
   async history(provider: string | undefined, limit: number, before?: string): Promise<BreakerTransitionRecord[]> {

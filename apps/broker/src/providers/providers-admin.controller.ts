@@ -4,12 +4,16 @@ import { AdminTokenGuard } from '../accounts';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { unknownProvider } from '../common/problem';
-import { CpaasHealthDto, DisableProviderDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
+import { CpaasHealthDto, DisableProviderDto, ForceBreakerDto, NumberImportDto, ProviderHealthDto } from './dto/cpaas-health.dto';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerLeadership } from './cluster/breaker-leadership';
+import { BreakerOverrides } from './cluster/breaker-overrides';
 import { NumberImport } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderBreakers } from './provider-breakers';
+
+/** Who an admin route acts as: there is one admin token, and this is its name in the breaker history. */
+const ADMIN_IDENTITY = 'admin';
 
 @ApiTags('admin')
 @ApiBearerAuth('admin-token')
@@ -25,6 +29,7 @@ export class ProvidersAdminController {
     private readonly leadership: BreakerLeadership,
     private readonly pool: PoolUsage,
     private readonly numberImport: NumberImport,
+    private readonly overrides: BreakerOverrides,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.startedAt = new Date(clock.now()).toISOString();
@@ -69,6 +74,19 @@ export class ProvidersAdminController {
   async enable(@Param('name') name: string): Promise<ProviderHealthDto> {
     this.known(name);
     return this.setDisabled(name, false, null);
+  }
+
+  @Post(':name/breaker')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Force the provider's breaker OPEN or CLOSED: applied by the breaker leader, on every replica within a second, recorded in the history with who and why; from there the breaker follows its rules (a forced OPEN recovers by its health checks: disable the provider to keep it out).",
+  })
+  @ApiOkResponse({ type: ProviderHealthDto })
+  async forceBreaker(@Param('name') name: string, @Body() body: ForceBreakerDto): Promise<ProviderHealthDto> {
+    this.known(name);
+    const health = await this.overrides.force(name, body.state, body.reason.trim(), ADMIN_IDENTITY);
+    return ProviderHealthDto.from(health, this.pool.of(name), this.leadership.current);
   }
 
   /** Persisted (and announced to the other replicas) first, then applied here. */

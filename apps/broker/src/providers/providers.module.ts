@@ -6,6 +6,7 @@ import { BreakerStateStore } from './breaker-state.store';
 import { BreakerWiring } from './breaker-wiring';
 import { BreakerLeadership } from './cluster/breaker-leadership';
 import { BreakerOutcomes } from './cluster/breaker-outcomes';
+import { BreakerOverrides } from './cluster/breaker-overrides';
 import { CpaasHealthController } from './cpaas-health.controller';
 import { HealthProber } from './health-prober';
 import { NumberImport } from './number-import';
@@ -35,6 +36,7 @@ import { ProvidersAdminController } from './providers-admin.controller';
     BreakerStateStore,
     BreakerLeadership,
     BreakerOutcomes,
+    BreakerOverrides,
     BreakerWiring,
     HealthProber,
     ProviderStateSync,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
+import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { InteractionDto } from '../sessions/dto/session.dto';
 import { isLive } from '../sessions/session-expiry';
 import type { Session } from '../sessions/session.entity';
@@ -23,6 +24,7 @@ export class MessagesService {
     private readonly sessions: SessionRepository,
     private readonly interactions: InteractionRepository,
     private readonly relay: RelayService,
+    private readonly participantNumbers: ParticipantNumbers,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
@@ -38,8 +40,10 @@ export class MessagesService {
         detail: `Session ${session.id} carries ${session.channels.join(' and ')} only; a message needs a session with the sms channel.`,
         extensions: { channels: session.channels },
       });
-    if (!session.participants.includes(body.to)) {
-      const message = `${body.to} is not a participant of this session`;
+    // As the account writes participants: E.164, or national with its default country.
+    const to = await this.participantNumbers.readOne(accountId, body.to, 'to');
+    if (!session.participants.includes(to)) {
+      const message = `${to === body.to.trim() ? to : `${body.to} (${to})`} is not a participant of this session`;
       throw new ProblemException({
         status: 422,
         slug: 'not-a-participant',
@@ -56,7 +60,7 @@ export class MessagesService {
         sessionId: session.id,
         channel: 'sms',
         from: session.proxyNumber,
-        to: body.to,
+        to,
         text: body.text,
         status: 'pending',
         eventId: null,

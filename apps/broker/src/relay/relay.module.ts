@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DestinationsModule } from '../destinations/destinations.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { InterceptModule } from '../intercept';
 import { JobsModule } from '../jobs/jobs.module';
@@ -14,7 +15,7 @@ import { RelayService } from './relay.service';
 import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
-  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
+  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule, DestinationsModule],
   providers: [
     RelayService,
     RelayWorker,

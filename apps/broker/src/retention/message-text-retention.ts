@@ -13,7 +13,8 @@ const DAY_MS = 86_400_000;
 
 /**
  * INTERACTION_TEXT_RETENTION_DAYS (30): a relayed message's text is erased once it is that many days old,
- * to the millisecond of the app's clock; who wrote to whom, when, and what became of it stay. Every
+ * to the millisecond of the app's clock; who wrote to whom, when, and what became of it stay. So is the text a
+ * stored webhook event carries (`interaction.out_of_session`), once no delivery of it is pending. Every
  * SESSION_SWEEP_INTERVAL_MS, on one replica at a time (an advisory lock), in batches, so any number of
  * replicas run it safely and a backlog after an upgrade is worked off without one long transaction.
  */
@@ -50,14 +51,30 @@ export class MessageTextRetention implements OnApplicationBootstrap, OnApplicati
   }
 
   private async pass(stopping: AbortSignal): Promise<void> {
-    const cutoff = new Date(this.clock.now() - this.config.interactionTextRetentionDays * DAY_MS);
+    const days = this.config.interactionTextRetentionDays;
+    const cutoff = new Date(this.clock.now() - days * DAY_MS);
+    const messages = await this.inBatches(stopping, async () => {
+      const erased = await this.repository.eraseUpTo(cutoff, BATCH);
+      this.metrics.interactionTextsErased.inc(erased);
+      return erased;
+    });
+    if (messages > 0) this.logger.log(`erased the text of ${messages} messages older than ${days} days`);
+    if (stopping.aborted) return;
+    const events = await this.inBatches(stopping, async () => {
+      const erased = await this.repository.eraseEventTextsUpTo(cutoff, BATCH);
+      this.metrics.eventTextsErased.inc(erased);
+      return erased;
+    });
+    if (events > 0) this.logger.log(`erased the message text of ${events} stored webhook events older than ${days} days`);
+  }
+
+  /** Runs `batch` until it erases fewer than a batch (or the app stops); answers how many it erased in all. */
+  private async inBatches(stopping: AbortSignal, batch: () => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      const erased = await this.repository.eraseUpTo(cutoff, BATCH);
+      const erased = await batch();
       total += erased;
-      this.metrics.interactionTextsErased.inc(erased);
-      if (erased < BATCH || stopping.aborted) break;
+      if (erased < BATCH || stopping.aborted) return total;
     }
-    if (total > 0) this.logger.log(`erased the text of ${total} messages older than ${this.config.interactionTextRetentionDays} days`);
   }
 }

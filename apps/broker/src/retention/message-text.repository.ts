@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
-/** The SQL of erasing message bodies: the interactions stay, their `text` goes. */
+/** The SQL of erasing message bodies: the interactions and the stored webhook events stay, their `text` goes. */
 @Injectable()
 export class MessageTextRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
@@ -19,6 +19,24 @@ export class MessageTextRepository {
         WHERE id IN (SELECT id FROM interactions
                       WHERE text IS NOT NULL AND created_at < $1::timestamptz + interval '1 millisecond' AND status <> 'pending'
                       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [cutoff.toISOString(), limit],
+    )) as [unknown, number];
+    return erased;
+  }
+
+  /**
+   * The same for stored webhook events whose data carries a message's text (`interaction.out_of_session`): the
+   * `text` of at most `limit` events created at or before `cutoff` becomes null, the rest of the event stays (who
+   * wrote to which number, when, why it reached no relay). An event with a delivery still pending keeps its text
+   * until that delivery is delivered or given up: it is yet to be sent.
+   */
+  async eraseEventTextsUpTo(cutoff: Date, limit: number): Promise<number> {
+    const [, erased] = (await this.dataSource.query(
+      `/* retention.erase_event_texts */ UPDATE webhook_events SET data = jsonb_set(data, '{text}', 'null'::jsonb)
+        WHERE id IN (SELECT e.id FROM webhook_events e
+                      WHERE (e.data ->> 'text') IS NOT NULL AND e.created_at < $1::timestamptz + interval '1 millisecond'
+                        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+                      ORDER BY e.created_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED)`,
       [cutoff.toISOString(), limit],
     )) as [unknown, number];
     return erased;

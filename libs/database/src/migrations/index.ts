@@ -22,6 +22,8 @@ import { InteractionTextRetention1796161000000 } from './1796161000000-Interacti
 import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
 import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
 import { SessionRescue1796180000000 } from './1796180000000-SessionRescue';
+import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides';
+import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -47,4 +49,6 @@ export const MIGRATIONS: Function[] = [
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
   SessionRescue1796180000000,
+  BreakerOverrides1796200000000,
+  WebhookEventTextRetention1796201000000,
 ];

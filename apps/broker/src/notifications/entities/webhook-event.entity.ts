@@ -24,6 +24,8 @@ export type WebhookEventType = SessionEventType | OpsEventType;
 @Entity('webhook_events')
 @Index('idx_webhook_events_account_created', ['accountId', 'createdAt', 'id'])
 @Index('idx_webhook_events_session_created', ['sessionId', 'createdAt', 'id'])
+// The message texts INTERACTION_TEXT_RETENTION_DAYS will erase from stored events, oldest first (apps/broker/src/retention).
+@Index('idx_webhook_events_text_kept', ['createdAt'], { where: `("data" ->> 'text') IS NOT NULL` })
 export class WebhookEvent {
   @PrimaryColumn({ type: 'uuid' })
   id: string;

@@ -20,6 +20,7 @@
     'disabledReason',
     'since',
     'reason',
+    'forcedBy',
     'consecutiveFailures',
     'windowCalls',
     'windowErrorRate',
@@ -152,7 +153,15 @@
     var key = t.provider + '|' + t.from + '|' + t.to + '|' + at;
     if (transitionKeys[key]) return false;
     transitionKeys[key] = true;
-    transitions.push({ provider: t.provider, from: t.from, to: t.to, reason: t.reason, lastError: t.lastError, at: at });
+    transitions.push({
+      provider: t.provider,
+      from: t.from,
+      to: t.to,
+      reason: t.reason,
+      lastError: t.lastError,
+      forcedBy: t.forcedBy || null,
+      at: at,
+    });
     transitions.sort(function (a, b) {
       return b.at - a.at;
     });
@@ -253,6 +262,11 @@
     list.appendChild(dd);
   }
 
+  /** ' (forced by admin)' for a transition an operator forced, else nothing. */
+  function forcedNote(t) {
+    return t.forcedBy ? ' (forced by ' + t.forcedBy + ')' : '';
+  }
+
   function renderProviders() {
     var container = document.getElementById('providers');
     container.textContent = '';
@@ -267,6 +281,13 @@
       var badge = el('span', 'badge state-' + p.state, p.state);
       badge.dataset.field = 'state';
       header.appendChild(badge);
+      // An operator put the breaker in this state; it follows its rules from here.
+      if (p.forcedBy) {
+        var forced = el('span', 'badge forced-flag', 'FORCED');
+        forced.dataset.field = 'forcedBy';
+        forced.title = 'forced ' + p.state + ' by ' + p.forcedBy + (p.reason ? ': ' + p.reason : '');
+        header.appendChild(forced);
+      }
       if (p.disabled) {
         var flag = el('span', 'badge disabled-flag', 'DISABLED');
         flag.dataset.field = 'disabled';
@@ -277,6 +298,7 @@
       var list = el('dl');
       row(list, 'Since', when(p.since));
       row(list, 'Reason', p.reason || '—');
+      if (p.forcedBy) row(list, 'Forced by', p.forcedBy + ', by hand (the breaker follows its rules from here)');
       row(list, 'Opened at', p.openedAt ? when(p.openedAt) : '—');
       row(list, 'Last error', p.lastError || '—', p.lastError ? 'error' : null);
       // The counters of the opening rules mean something only while CLOSED; an OPEN card says why it opened above.
@@ -367,7 +389,9 @@
           stroke: STATE_COLOURS[t.to] || '#000000',
           'stroke-width': 2,
         });
-        marker.appendChild(svg('title', {}, clock(t.at) + '  ' + t.from + ' → ' + t.to + (t.reason ? ': ' + t.reason : '')));
+        marker.appendChild(
+          svg('title', {}, clock(t.at) + '  ' + t.from + ' → ' + t.to + (t.reason ? ': ' + t.reason : '') + forcedNote(t)),
+        );
         chart.appendChild(marker);
       });
     });
@@ -453,7 +477,7 @@
       change.appendChild(document.createTextNode(t.from + ' → '));
       change.appendChild(el('span', 'to-' + t.to, t.to));
       tr.appendChild(change);
-      tr.appendChild(el('td', null, t.reason || ''));
+      tr.appendChild(el('td', null, (t.reason || '') + forcedNote(t)));
       tr.appendChild(el('td', null, t.lastError || ''));
       body.appendChild(tr);
     });

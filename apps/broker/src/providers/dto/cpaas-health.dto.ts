@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { decimalInteger } from '../../common/pagination/cursor-page-query.dto';
-import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, registerDecorator } from 'class-validator';
 import type { BreakerScope, Leadership } from '../cluster/breaker-leadership';
 import type { ProviderPoolUsage } from '../pool-usage';
 import type { ProviderHealth, ProviderTransition } from '../provider-breakers';
@@ -28,8 +28,17 @@ export class ProviderHealthDto {
   @ApiProperty({ description: 'When the current state was entered.' })
   since: string;
 
-  @ApiProperty({ description: 'Why the last transition happened.' })
+  @ApiProperty({ description: "Why the last transition happened: the rule's words, or the operator's when it was forced." })
   reason: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      'Who forced the current state (`admin`: the admin token), `reason` then being their why; null when the breaker’s own rules put it there. A forced state follows the rules from there.',
+  })
+  forcedBy: string | null;
 
   @ApiProperty()
   consecutiveFailures: number;
@@ -95,6 +104,7 @@ export class ProviderHealthDto {
       disabledReason: health.disabledReason,
       since: new Date(s.since).toISOString(),
       reason: s.reason,
+      forcedBy: s.forcedBy,
       consecutiveFailures: s.consecutiveFailures,
       windowCalls: s.windowCalls,
       windowErrorRate: s.windowErrorRate,
@@ -154,6 +164,13 @@ export class BreakerTransitionDto {
   @ApiProperty()
   at: string;
 
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Who forced this transition (`admin`), `reason` being their why; null when the breaker’s own rules made it.',
+  })
+  forcedBy: string | null;
+
   static fromLive(transition: ProviderTransition): Omit<BreakerTransitionDto, 'id'> {
     return {
       provider: transition.provider,
@@ -162,6 +179,7 @@ export class BreakerTransitionDto {
       reason: transition.reason,
       lastError: transition.lastError,
       at: new Date(transition.at).toISOString(),
+      forcedBy: transition.forcedBy,
     };
   }
 }
@@ -203,6 +221,43 @@ export class DisableProviderDto {
   @IsString()
   @MaxLength(500)
   reason?: string;
+}
+
+/** One message for each way a reason can be missing or wrong, rather than every rule's at once. */
+function OperatorReason(max: number): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'operatorReason',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && /\S/.test(value) && value.length <= max,
+        defaultMessage: (args) => {
+          const value: unknown = args?.value;
+          return value === undefined || value === null
+            ? 'reason is required: say why (it is recorded in the breaker history)'
+            : typeof value !== 'string'
+              ? 'reason must be a string'
+              : !/\S/.test(value)
+                ? 'reason must not be blank: say why (it is recorded in the breaker history)'
+                : `reason must be at most ${max} characters`;
+        },
+      },
+    });
+}
+
+/** `POST /v1/admin/providers/:name/breaker`. */
+export class ForceBreakerDto {
+  @ApiProperty({
+    enum: ['OPEN', 'CLOSED'],
+    description: 'OPEN: out of rotation until it recovers by the rules; CLOSED: back in rotation with fresh counters.',
+  })
+  @IsIn(['OPEN', 'CLOSED'], { message: "state must be OPEN or CLOSED (HALF_OPEN is reached by the breaker's own rules only)" })
+  state: 'OPEN' | 'CLOSED';
+
+  @ApiProperty({ example: 'carrier reports an SS7 outage in Lagos', maxLength: 500, description: 'Why: recorded in the breaker history.' })
+  @OperatorReason(500)
+  reason: string;
 }
 
 export class NumberImportFailureDto {

@@ -1,13 +1,19 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { E164 } from '../../numbers/dto/proxy-number.dto';
+import { WRITTEN_NUMBER } from '../../sessions/dto/create-session.dto';
 
 /** As Twilio's Messages API takes a body: at most 1 600 characters (split into segments by the provider). */
 export const MAX_MESSAGE_LENGTH = 1600;
 
 export class SendMessageDto {
-  @ApiProperty({ example: '+2348030000001', description: 'One of the session’s participants (E.164).' })
-  @Matches(E164, { message: 'to must be an E.164 number, like +2348030000001' })
+  @ApiProperty({
+    example: '+2348030000001',
+    description:
+      'One of the session’s participants: E.164, or, once the account has a default country (PUT /v1/account/default-country), a national number such as 08030000001, as participants are written.',
+  })
+  @Matches(WRITTEN_NUMBER, {
+    message: 'to must be an E.164 number, like +2348030000001 (or a national number once the account has a default country)',
+  })
   to: string;
 
   @ApiProperty({ example: 'Your driver has arrived', maxLength: MAX_MESSAGE_LENGTH })

@@ -37,7 +37,7 @@ export function sessionChannels(body: Pick<CreateSessionDto, 'channel' | 'channe
 }
 
 /** A phone number as written: E.164, or national digits (read with the account's default country by ParticipantNumbers). */
-const WRITTEN_NUMBER = /^\+?[0-9][0-9 ().-]{4,24}$/;
+export const WRITTEN_NUMBER = /^\+?[0-9][0-9 ().-]{4,24}$/;
 
 export class ParticipantDto {
   @ApiProperty({
