@@ -277,7 +277,23 @@ export class DeliveryStore {
     );
   }
 
-  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
-    await this.dataSource.query(`UPDATE webhook_endpoints SET lease_until = $2 WHERE owner = $1`, [owner, iso(leaseUntil)]);
+  async renewLeases(owner: string, leaseUntil: number, urls: string[]): Promise<void> {
+    await this.dataSource.query(`UPDATE webhook_endpoints SET lease_until = $2 WHERE owner = $1 AND url = ANY($3::text[])`, [
+      owner,
+      iso(leaseUntil),
+      urls,
+    ]);
+  }
+
+  /**
+   * Lets go of endpoints this owner holds but no longer works on (their lane failed with the database and
+   * could not release them), keeping their stored state, so any replica can take them at once.
+   */
+  async releaseUnworked(urls: string[], owner: string): Promise<void> {
+    if (urls.length === 0) return;
+    await this.dataSource.query(
+      `UPDATE webhook_endpoints SET owner = NULL, lease_until = NULL WHERE owner = $1 AND url = ANY($2::text[])`,
+      [owner, urls],
+    );
   }
 }

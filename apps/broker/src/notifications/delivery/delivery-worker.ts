@@ -48,6 +48,11 @@ export class DeliveryWorker {
   readonly owner = `worker-${randomUUID()}`;
   private readonly store: DeliveryStore;
   private readonly lanes = new Map<string, EndpointLane>();
+  /**
+   * Endpoints whose lane failed with the database (a failover): their release may not have reached it, so
+   * they may still be leased to this replica, which no longer works on them. The next cycle lets go of them.
+   */
+  private readonly unreleased = new Set<string>();
   private readonly idleWaiters: Array<() => void> = [];
   private cycles: Promise<void> | null = null;
   private cycleWanted = false;
@@ -129,6 +134,11 @@ export class DeliveryWorker {
   }
 
   private async cycle(): Promise<void> {
+    if (this.unreleased.size > 0) {
+      const urls = [...this.unreleased].filter((url) => !this.lanes.has(url));
+      await this.store.releaseUnworked(urls, this.owner);
+      for (const url of urls) this.unreleased.delete(url);
+    }
     const now = this.deps.clock.now();
     const givenUp = await this.store.giveUpExpired(now);
     if (givenUp > 0) this.deps.logger.log(`gave up ${givenUp} webhook deliveries not delivered within their lifetime`);
@@ -156,7 +166,9 @@ export class DeliveryWorker {
     this.lanes.set(endpoint.url, lane);
     void lane.done.then((end: LaneEnd) => {
       this.lanes.delete(endpoint.url);
-      // Something may have been recorded for it while it was finishing; a failed lane waits for the poll.
+      if (end === 'failed') this.unreleased.add(endpoint.url);
+      // Something may have been recorded for it while it was finishing; a failed lane waits for the next
+      // cycle (the LISTEN connection coming back, a NOTIFY, the poll).
       if (end === 'idle' && !this.stopped) void this.runOnce();
       this.notifyIfIdle();
     });
@@ -187,7 +199,8 @@ export class DeliveryWorker {
     if (this.lanes.size === 0 || this.stopped) return;
     const now = this.deps.clock.now();
     try {
-      await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs);
+      // Only the endpoints a lane works on: an unreleased one must run out, not be kept.
+      await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs, [...this.lanes.keys()]);
     } catch (error) {
       this.deps.logger.warn(`could not renew webhook endpoint leases: ${(error as Error).message}`);
     }
