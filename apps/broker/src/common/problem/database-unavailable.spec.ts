@@ -1,4 +1,4 @@
-import { QueryFailedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 /** A node-postgres error as the driver raises it: a message, and a SQLSTATE or a syscall code. */
@@ -29,6 +29,10 @@ describe('isDatabaseUnavailable', () => {
     'Client was closed and is not queryable',
   ])('is true for the driver message "%s"', (message) => {
     expect(isDatabaseUnavailable(wrapped(pgError(message)))).toBe(true);
+  });
+
+  it('is true for a statement on a query runner TypeORM released when its connection failed', () => {
+    expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
   });
 
   it.each([

@@ -1,3 +1,5 @@
+import { QueryRunnerAlreadyReleasedError } from 'typeorm';
+
 /**
  * Whether an error means the database cannot be reached right now (down, restarting, refusing
  * connections), as opposed to a bug: the client then gets a 503 it may retry, not a 500.
@@ -18,6 +20,9 @@ const UNAVAILABLE_DRIVER_MESSAGES = [
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {
+  // TypeORM releases a query runner whose connection failed (its 'error' event: the server went away, as in
+  // a failover); the runner's next statement, say the next one of a transaction, then raises this.
+  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
   for (let candidate: unknown = error, hops = 0; candidate && hops < 4; hops++) {
     const { code, message } = candidate as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SYSCALL_CODES.has(code)))
