@@ -73,6 +73,7 @@ describe('the database leader lost under load (Patroni + etcd + HAProxy)', () =>
     for (const round of result.rounds)
       expect(round.listenPaths).toMatchObject({
         breakerTripReachedOtherBroker: true,
+        breakerClosedAgainOnBoth: true,
         destinationChangeReachedOtherBroker: true,
         idempotencyWaiterGotSameSession: true,
         webhookWokenWithoutPoll: true,

@@ -78,6 +78,7 @@ export interface RoundResult {
 
 export interface ListenPaths {
   breakerTripReachedOtherBroker: boolean;
+  breakerClosedAgainOnBoth: boolean;
   destinationChangeReachedOtherBroker: boolean;
   idempotencyWaiterGotSameSession: boolean;
   /** Milliseconds between the first request's answer and the waiter's on the other broker. */
@@ -103,6 +104,7 @@ export interface FailoverDrillResult {
   relays: { accepted: number; refused: number; notRelayed: number; unrelayedDetail: unknown[] };
   /** What the brokers' 500s were, from their `unhandled error` log lines. */
   serverErrors: Record<string, number>;
+  serverErrorStacks: Record<string, string>;
   breakerLeader: { leases: number; bothBrokersNameIt: boolean };
   /** Each broker's database series at the end (/metrics). */
   metrics: Array<Record<string, number>>;
@@ -112,8 +114,8 @@ export interface FailoverDrillResult {
   logs: string | null;
 }
 
-/** The kinds of the 500s a broker logged (`unhandled error` lines), counted as its output arrives. */
-function watchServerErrors(broker: BrokerProcess): Record<string, number> {
+/** The 500s a broker logged (`unhandled error` lines), counted by kind as its output arrives, with the first one's stack of each kind. */
+function watchServerErrors(broker: BrokerProcess, stacks: Record<string, string>): Record<string, number> {
   const kinds: Record<string, number> = {};
   let rest = '';
   broker.child.stdout!.on('data', (chunk: Buffer) => {
@@ -123,8 +125,9 @@ function watchServerErrors(broker: BrokerProcess): Record<string, number> {
       if (!line.includes('unhandled error')) continue;
       let kind = line.slice(0, 200);
       try {
-        const entry = JSON.parse(line) as { err?: { type?: string; code?: string; message?: string } };
+        const entry = JSON.parse(line) as { err?: { type?: string; code?: string; message?: string; stack?: string } };
         kind = [entry.err?.type, entry.err?.code, entry.err?.message].filter(Boolean).join(' ');
+        stacks[kind] ??= (entry.err?.stack ?? '').split('\n').slice(1, 8).join(' | ');
       } catch {
         /* not JSON: keep the line */
       }
@@ -255,10 +258,14 @@ function startRelays(sim: SimulatorProcess, loop: CreateLoop): { relays: Relay[]
   };
 }
 
-async function primaryState(broker: BrokerProcess): Promise<string> {
-  const body = await json<{ providers: Array<{ name: string; state: string }> }>(await fetch(`${broker.url}/v1/health/cpaas`));
-  return body.providers.find((p) => p.name === 'primary')!.state;
+async function primary(broker: BrokerProcess): Promise<{ state: string; scope: string }> {
+  const body = await json<{ providers: Array<{ name: string; state: string; scope: string }> }>(
+    await fetch(`${broker.url}/v1/health/cpaas`),
+  );
+  return body.providers.find((p) => p.name === 'primary')!;
 }
+
+const primaryState = async (broker: BrokerProcess) => (await primary(broker)).state;
 
 /** A create with numbers of its own, outside the load, on one broker. */
 async function createOne(broker: BrokerProcess, n: number, options: { key?: string; idempotencyKey?: string } = {}): Promise<Response> {
@@ -292,13 +299,21 @@ async function checkListenPaths(
   // Breaker: trip the primary through A; B adopts the leader's transition (NOTIFY broker_provider_state).
   await setFault(sim.url, 'primary', { mode: 'down' });
   for (let j = 0; j < 10 && (await primaryState(a)) !== 'OPEN'; j++) await (await createOne(a, round * 100 + j)).arrayBuffer();
-  const breakerTripReachedOtherBroker = await ok(waitFor('OPEN on B', async () => (await primaryState(b)) === 'OPEN', 50, 100));
+  // In the cluster's scope: a broker cut off from the cluster would trip on its own share of the load.
+  const breakerTripReachedOtherBroker = await ok(
+    waitFor(
+      'OPEN on B',
+      async () => {
+        const seen = await primary(b);
+        return seen.state === 'OPEN' && seen.scope === 'cluster';
+      },
+      50,
+      100,
+    ),
+  );
   await setFault(sim.url, 'primary', { mode: 'ok' });
-  await waitFor(
-    'primary CLOSED on both',
-    async () => (await primaryState(a)) === 'CLOSED' && (await primaryState(b)) === 'CLOSED',
-    600,
-    100,
+  const breakerClosedAgainOnBoth = await ok(
+    waitFor('primary CLOSED on both', async () => (await primaryState(a)) === 'CLOSED' && (await primaryState(b)) === 'CLOSED', 600, 100),
   );
 
   // Destinations: narrowed through A; B refuses within a notification's delay (its own re-read is every 30 s).
@@ -348,6 +363,7 @@ async function checkListenPaths(
 
   return {
     breakerTripReachedOtherBroker,
+    breakerClosedAgainOnBoth,
     destinationChangeReachedOtherBroker,
     idempotencyWaiterGotSameSession,
     idempotencyWaiterLagMs: idempotencyWaiterGotSameSession ? Math.round(two.at - one.at) : null,
@@ -408,6 +424,11 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
   let receiver: WebhookReceiver | undefined;
   let sim: SimulatorProcess | undefined;
   const brokers: BrokerProcess[] = [];
+  // Exiting without the finally below (a signal): the brokers and the simulator go too, as the cluster does.
+  const killChildren = () => {
+    for (const child of [...brokers, sim]) if (child?.running()) child.child.kill('SIGKILL');
+  };
+  process.once('exit', killChildren);
   let loop: CreateLoop | undefined;
   let relayLoop: ReturnType<typeof startRelays> | undefined;
   let readiness: ReturnType<typeof sampleReadiness> | undefined;
@@ -431,7 +452,8 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
     sim = await startSimulatorProcess(`http://127.0.0.1:${portA}`);
     brokers.push(await startBrokerProcess(url, sim.url, BROKER_ENV, { port: portA }));
     brokers.push(await startBrokerProcess(url, sim.url, BROKER_ENV));
-    const serverErrors = brokers.map(watchServerErrors);
+    const serverErrorStacks: Record<string, string> = {};
+    const serverErrors = brokers.map((b) => watchServerErrors(b, serverErrorStacks));
     const [a] = brokers;
     await (await api(a, '/v1/account/callback-url', { method: 'PUT', body: JSON.stringify({ callbackUrl: receiver.url }) })).arrayBuffer();
     const account = await json<{ account: { id: string }; apiKey: { key: string } }>(
@@ -486,7 +508,7 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
       const resumedAt = first ? first.startedAt! + first.ms! : null;
       await loop.createdAtLeast(loop.created().length + 60, 1200).catch(() => undefined);
 
-      if (kind === 'node') await cluster.startPatroni(killed);
+      if (kind === 'node') cluster.startPatroni(killed);
       let rejoinedAt: number | null = null;
       await cluster
         .waitHealthy(600)
@@ -542,10 +564,17 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
     const clashes = clientSideClashes(loop.records).length;
 
     const ids = created.map((r) => r.id!);
-    await waitFor('every session.created delivered', async () => ids.every((id) => deliveredIds(receiver!).has(id)), 300, 200).catch(
-      () => undefined,
-    );
-    const notDelivered = ids.filter((id) => !deliveredIds(receiver!).has(id)).length;
+    await waitFor(
+      'every session.created delivered',
+      async () => {
+        const delivered = deliveredIds(receiver!);
+        return ids.every((id) => delivered.has(id));
+      },
+      300,
+      200,
+    ).catch(() => undefined);
+    const delivered = deliveredIds(receiver);
+    const notDelivered = ids.filter((id) => !delivered.has(id)).length;
 
     const accepted = relayLoop.relays.filter((r) => r.status >= 200 && r.status < 300);
     const relayed = async () => {
@@ -619,6 +648,7 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
       webhooks: { sessionsCreated: ids.length, notDelivered },
       relays: { accepted: accepted.length, refused: relayLoop.relays.length - accepted.length, notRelayed, unrelayedDetail },
       serverErrors: server500s,
+      serverErrorStacks,
       breakerLeader,
       metrics,
       durability,
@@ -638,6 +668,7 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
     for (const b of brokers) await b.stop();
     await sim?.stop();
     await receiver?.close();
+    process.removeListener('exit', killChildren);
     await cluster.stop();
     const logs = await cluster.remove(!result?.ok);
     if (result) result.logs = logs;

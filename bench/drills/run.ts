@@ -249,7 +249,9 @@ async function replicas(db: BenchDatabase, sim: SimulatorProcess): Promise<Recor
 
 async function main(): Promise<void> {
   if (SCENARIO === 'database-failover') {
-    // Its own PostgreSQL: a Patroni cluster behind HAProxy (bench/drills/database-failover.ts).
+    // Its own PostgreSQL: a Patroni cluster behind HAProxy (bench/drills/database-failover.ts). Stopped by a
+    // signal, it exits so that the cluster's exit hook kills what it started (a signal's default skips it).
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
     const result = await databaseFailoverDrill();
     console.log(JSON.stringify({ ...result, node: process.version }, null, 2));
     if (!result.ok) process.exitCode = 1;

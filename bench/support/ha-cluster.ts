@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '@app/testing';
-import { sleep, waitFor } from './stack';
+import { waitFor } from './stack';
 
 const DEPLOY = resolve('deploy/ha');
 const PG_BIN = '/usr/lib/postgresql/15/bin';
@@ -147,9 +147,9 @@ export class HaCluster {
         }
       }
       // The first one bootstraps; the second then clones it (both at once would race for the initialize key: fine, but slower here).
-      await cluster.startPatroni('node1');
+      cluster.startPatroni('node1');
       await waitFor('node1 leads', async () => (await cluster.leader()) === 'node1', 300, 200);
-      await cluster.startPatroni('node2');
+      cluster.startPatroni('node2');
       await cluster.startHaproxy();
       await cluster.waitHealthy();
       return cluster;
@@ -243,7 +243,7 @@ export class HaCluster {
   }
 
   /** Starts (or restarts) a node's Patroni, which starts its PostgreSQL as it sees fit (a standby, with pg_rewind, after a loss). */
-  async startPatroni(name: NodeName): Promise<void> {
+  startPatroni(name: NodeName): void {
     const node = this.nodes[name];
     if (node.patroni?.running()) throw new Error(`${name}'s Patroni is running`);
     const env = envFromExample(`${name}.env`, {
@@ -267,7 +267,6 @@ export class HaCluster {
         : [PATRONI, [config]];
     // A clean environment: no PGPASSWORD (it would override Patroni's pgpass and break the standby's base backup).
     node.patroni = this.spawnDaemon(`patroni-${name}`, command, args, { ...env, PATH: SYSTEM_PATH, HOME: node.dir, LC_ALL: 'C' }, node.dir);
-    await sleep(0);
   }
 
   /** Stops everything it started: HAProxy, the standby's Patroni, the leader's, any PostgreSQL left running, etcd. */
@@ -408,7 +407,12 @@ export class HaCluster {
   private async stopDaemon(daemon: Daemon | null, seconds = 15): Promise<void> {
     if (!daemon?.running()) return;
     daemon.child.kill('SIGTERM');
-    const gone = await Promise.race([daemon.exited.then(() => true), sleep(seconds * 1000).then(() => false)]);
+    let timer: NodeJS.Timeout | undefined;
+    const gone = await Promise.race([
+      daemon.exited.then(() => true),
+      new Promise<boolean>((done) => (timer = setTimeout(() => done(false), seconds * 1000))),
+    ]);
+    clearTimeout(timer);
     if (!gone) {
       daemon.child.kill('SIGKILL');
       await daemon.exited;
