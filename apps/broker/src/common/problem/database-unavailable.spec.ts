@@ -1,4 +1,4 @@
-import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 /** A node-postgres error as the driver raises it: a message, and a SQLSTATE or a syscall code. */
@@ -31,8 +31,9 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(wrapped(pgError(message)))).toBe(true);
   });
 
-  it('is true for a statement on a query runner TypeORM released when its connection failed', () => {
+  it('is true for a statement on a query runner (or its EntityManager) TypeORM released when its connection failed', () => {
     expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
+    expect(isDatabaseUnavailable(new QueryRunnerProviderAlreadyReleasedError())).toBe(true);
   });
 
   it.each([

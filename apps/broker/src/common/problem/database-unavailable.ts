@@ -1,4 +1,4 @@
-import { QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 
 /**
  * Whether an error means the database cannot be reached right now (down, restarting, refusing
@@ -21,8 +21,9 @@ const UNAVAILABLE_DRIVER_MESSAGES = [
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   // TypeORM releases a query runner whose connection failed (its 'error' event: the server went away, as in
-  // a failover); the runner's next statement, say the next one of a transaction, then raises this.
-  if (error instanceof QueryRunnerAlreadyReleasedError) return true;
+  // a failover); the runner's next statement, say the next one of a transaction (on the runner, or on its
+  // EntityManager), then raises one of these. Both seen in the failover drill, as 500s until this.
+  if (error instanceof QueryRunnerAlreadyReleasedError || error instanceof QueryRunnerProviderAlreadyReleasedError) return true;
   for (let candidate: unknown = error, hops = 0; candidate && hops < 4; hops++) {
     const { code, message } = candidate as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SYSCALL_CODES.has(code)))
