@@ -5,7 +5,7 @@ import { ProblemException } from '../common/problem';
 import { DatabaseHealthIndicator } from './database.health';
 import { ProvidersHealthIndicator } from './providers.health';
 
-const DATABASE_PING_TIMEOUT_MS = 1500;
+const DATABASE_READY_TIMEOUT_MS = 1500;
 
 @ApiTags('health')
 @Controller('health')
@@ -28,7 +28,7 @@ export class HealthController {
   async ready(): Promise<HealthCheckResult> {
     try {
       return await this.health.check([
-        () => this.database.check('database', DATABASE_PING_TIMEOUT_MS),
+        () => this.database.check('database', DATABASE_READY_TIMEOUT_MS),
         () => this.providers.check('providers'),
       ]);
     } catch (error) {
