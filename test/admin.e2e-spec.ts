@@ -41,7 +41,12 @@ describe('admin API', () => {
     // The health route shows the same, from memory, as of the last refresh.
     await broker.app.get(PoolUsage).refresh();
     const health = await request(broker.url).get('/v1/health/cpaas').expect(200);
-    expect(health.body.providers[0]).toMatchObject({ name: 'primary', activeSessions: 1, pool: { total: 3, enabled: 3, inUse: 1 } });
+    expect(health.body.providers[0]).toMatchObject({
+      name: 'primary',
+      activeSessions: 1,
+      activeSessionsByChannels: { sms: 1 },
+      pool: { total: 3, enabled: 3, inUse: 1, voice: 3, sms: 3 },
+    });
   });
 
   it('adds a number, refuses a bad one naming the field, and disables one so new sessions avoid it', async () => {

@@ -8,6 +8,7 @@ import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { runCli } from '../apps/cli/src/cli';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
+import { startFaultProxy, type FaultProxy } from './support/fault-proxy';
 
 // Generous bounds for a loaded 2-core CI machine; nothing here asserts a duration.
 jest.setTimeout(60_000);
@@ -195,6 +196,51 @@ describe('operator CLI against the running broker', () => {
     expect(wrongToken).toBe(1);
   });
 
+  it('shows an account’s session with its channels, sends a text into it and lists its interactions, with the API key', async () => {
+    const created = await fetch(`${broker.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        channels: ['voice', 'sms'],
+        participants: [{ number: '+2348035550001' }, { number: '+2348035550002' }],
+        idleTtlSeconds: 600,
+      }),
+    });
+    const session = (await created.json()) as { id: string; proxyNumber: string };
+    const as = async (...argv: string[]): Promise<CliResult> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { url: broker.url, apiKey: API_KEY }, { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+
+    const shown = await as('sessions', 'show', session.id);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('channels     voice,sms');
+    expect(shown.out).toContain(`proxy        ${session.proxyNumber} on primary`);
+    expect(shown.out).toMatch(/or 600 s after its last interaction/);
+
+    const sent = await as('sessions', 'message', session.id, '+2348035550001', 'Your driver has arrived');
+    expect(sent).toMatchObject({ code: 0, err: '' });
+    expect(sent.out).toMatch(new RegExp(`^sent  \\S+  sms  \\${session.proxyNumber} -> \\+2348035550001  relayed$`));
+
+    const listed = await as('sessions', 'interactions', session.id);
+    expect(listed.out).toMatch(/^INTERACTION\s+CHANNEL\s+FROM\s+TO\s+STATUS/);
+    expect(listed.out).toMatch(/\ssms\s+\+\d+\s+\+2348035550001\s+relayed\s/);
+
+    // An admin token is not an account's key; a session of another account, or none, is the broker's 404.
+    expect(await cli('sessions', 'show', session.id)).toEqual({
+      code: 2,
+      out: '',
+      err: 'broker: no API key: pass --api-key or set BROKER_API_KEY (see --help)',
+    });
+    const missing = await as('sessions', 'show', '7f1d5c0a-0000-4000-8000-000000000000');
+    expect(missing).toMatchObject({ code: 1, err: 'broker: No session with this id exists for your account. (404 Session not found)' });
+    const notParticipant = await as('sessions', 'message', session.id, '+2348035550009', 'hi');
+    expect(notParticipant.code).toBe(1);
+    expect(notParticipant.err).toMatch(/not a participant.*\(422 Not a participant\)$/);
+  });
+
   it('runs as `npm run broker -- <command>`, reading BROKER_URL and ADMIN_TOKEN', async () => {
     const result = await new Promise<CliResult>((done, fail) => {
       const child = spawn('npm', ['run', '--silent', 'broker', '--', 'providers', 'list'], {
@@ -212,4 +258,44 @@ describe('operator CLI against the running broker', () => {
     expect(result.out).toMatch(/^PROVIDER\s+STATE/);
     expect(result.out).toMatch(/\nprimary\s+CLOSED\s+enabled/);
   }, 240_000);
+});
+
+describe('operator CLI: text from a provider reaches the terminal without its control characters (issue #29)', () => {
+  let broker: BrokerHarness;
+  let twilio: FaultProxy;
+
+  beforeAll(async () => {
+    // Twilio, as far as the adapter can tell: every request answered 503 with an error text of the vendor's choosing.
+    twilio = await startFaultProxy(() => 'http://127.0.0.1:9');
+    twilio.always({
+      kind: 'answer',
+      status: 503,
+      contentType: 'application/json',
+      body: JSON.stringify({ code: 20500, message: 'internal \u001b[2J\u001b]0;pwned\u0007error \u009b6n\u202eboth' }),
+    });
+    broker = await startBroker({
+      ADMIN_TOKEN,
+      PROVIDERS: `primary=twilio:${twilio.url}`,
+      PUBLIC_URL: 'https://broker.example.com',
+      PROVIDER_PRIMARY_ACCOUNT_SID: `AC${'0123456789abcdef'.repeat(2)}`,
+      PROVIDER_PRIMARY_AUTH_TOKEN: 'fedcba9876543210'.repeat(2),
+    });
+  });
+  afterAll(async () => {
+    await broker?.close();
+    await twilio?.close();
+  });
+
+  it("prints the vendor's error text as one line of plain text", async () => {
+    const err: string[] = [];
+    const code = await runCli(
+      ['numbers', 'import', '--provider', 'primary'],
+      { url: broker.url, adminToken: ADMIN_TOKEN },
+      { stdout: () => undefined, stderr: (t) => err.push(t) },
+    );
+    expect(code).toBe(1);
+    expect(err).toHaveLength(1);
+    expect(err[0]).toContain('internal [2J]0;pwnederror 6nboth');
+    expect(err[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+  });
 });

@@ -69,9 +69,10 @@ describe('failover through a primary outage', () => {
     // HALF_OPEN: every 4th new session probes the primary, the rest stay on the failover.
     expect(await creates(8)).toEqual(['failover', 'failover', 'failover', 'primary', 'failover', 'failover', 'failover', 'primary']);
 
-    // Probe traffic keeps succeeding (sessions and health checks); the gate waits for its duration on
+    // Probe traffic keeps succeeding (sessions and health checks); 8 more creates make 4 probe sessions in
+    // all, the gate's minimum (health checks do not count towards it). The gate waits for its duration on
     // the breakers' time, which the test moves instead of waiting.
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 8; round++) {
       await broker.app.get(HealthProber).tick();
       await create();
     }

@@ -358,7 +358,7 @@ describe('hostile input against the running broker', () => {
         return reservations.reserve({
           accountId,
           provider: 'primary',
-          channel: 'sms',
+          channels: ['sms'],
           sortedNumbers: [...participants].sort(),
           participants,
           loadOrder: [...numbers.slice(i % numbers.length), ...numbers.slice(0, i % numbers.length)].map((n) => n.id),
@@ -367,6 +367,7 @@ describe('hostile input against the running broker', () => {
           metadata: {},
           idempotencyKey: null,
           participantLimit: 3,
+          now: new Date(),
         });
       };
       // Each round runs the ones still undecided at once; a unique violation is the limit's index refusing a second

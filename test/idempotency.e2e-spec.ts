@@ -121,6 +121,32 @@ describe('Idempotency-Key', () => {
     expect(replayed.text).toBe(made.text);
   }, 30_000);
 
+  // A mutation audit found this untested: replaying the running first request's answer to another body survived.
+  it('refuses the key with another body while the first request is still running (422), and replays it to the same body', async () => {
+    const pair = freshPair();
+    const body = sessionBody(pair);
+    // The primary holds the bind until the broker's own timeout (4 s): the first request is running all that time.
+    await setFault(broker.sim.url, 'primary', { mode: 'timeout' });
+    let firstAnswered = false;
+    const first = createSession(broker.url, body, API_KEY, 'idem-running').then((res) => ((firstAnswered = true), res));
+    await eventually(async () => (await recordOf('idem-running')) !== undefined, 100, 20);
+
+    const other = await createSession(broker.url, sessionBody(freshPair()), API_KEY, 'idem-running');
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ type: '/problems/idempotency-key-reused' });
+    expect(firstAnswered).toBe(false);
+    expect(await recordOf('idem-running')).toEqual({ response_status: null });
+
+    const same = createSession(broker.url, body, API_KEY, 'idem-running').then((res) => res);
+    const made = await first;
+    expect(made.status).toBe(201);
+    const replayed = await same;
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.text).toBe(made.text);
+    expect(await sessionsOf(pair)).toHaveLength(1);
+  }, 30_000);
+
   it('answers 100 concurrent retries of one slow create alike, with one session and a handful of idempotency statements, not a poll each', async () => {
     const statements = async (): Promise<number> => {
       const text = await (await fetch(`${broker.url}/metrics`)).text();
@@ -170,6 +196,7 @@ describe('Idempotency-Key', () => {
       await other.close();
       broker.sim.config.brokerUrl = broker.url;
     });
+    const otherUrl = () => other.url;
 
     async function statements(url: string): Promise<number> {
       const text = await (await fetch(`${url}/metrics`)).text();
@@ -206,6 +233,28 @@ describe('Idempotency-Key', () => {
       // replica after the answer landed reads it once (2 more). The 15-minute re-check above is what proves the wake.
       expect(used).toBeGreaterThanOrEqual(2);
       expect(used).toBeLessThanOrEqual(10);
+    }, 60_000);
+
+    it('refuses the key with another body on this replica while the first request still runs on the other (422)', async () => {
+      const pair = freshPair();
+      await setFault(broker.sim.url, 'primary', { mode: 'timeout' });
+      let firstAnswered = false;
+      const first = createSession(broker.url, sessionBody(pair), API_KEY, 'idem-running-elsewhere').then(
+        (res) => ((firstAnswered = true), res),
+      );
+      await eventually(async () => (await recordOf('idem-running-elsewhere')) !== undefined, 100, 20);
+
+      const other = await createSession(otherUrl(), sessionBody(freshPair()), API_KEY, 'idem-running-elsewhere');
+      expect(other.status).toBe(422);
+      expect(other.body).toMatchObject({ type: '/problems/idempotency-key-reused' });
+      expect(firstAnswered).toBe(false);
+      expect(await recordOf('idem-running-elsewhere')).toEqual({ response_status: null });
+      // The same body there waits for the first answer and replays it.
+      const same = await createSession(otherUrl(), sessionBody(pair), API_KEY, 'idem-running-elsewhere');
+      const made = await first;
+      expect(made.status).toBe(201);
+      expect(same.status).toBe(201);
+      expect(same.text).toBe(made.text);
     }, 60_000);
 
     it('notifies nothing but a hash of account and key', async () => {

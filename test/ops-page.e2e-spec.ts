@@ -4,11 +4,10 @@
  * screenshot to reports/ops-page.png (docs/ops-page.png is a copy of one, made by hand).
  */
 import { jest } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
+import { ensureDebianPackage } from './support/debian-package';
 import { eventually } from './support/processes';
 
 // Generous bounds for a loaded 2-core CI machine; nothing here asserts a duration.
@@ -26,19 +25,6 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 const API_KEY = 'ops-e2e-api-key-0001';
-
-/** A machine without Chromium gets Debian's when we are root with apt-get; otherwise the test says what is missing. */
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  const root = process.getuid?.() === 0;
-  const apt = spawnSync('sh', ['-c', 'command -v apt-get']).status === 0;
-  if (!root || !apt) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium)`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'chromium']]) {
-    const result = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: 900_000 });
-    if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed: ${result.stderr}`);
-  }
-}
 
 async function text(page: Page, selector: string): Promise<string> {
   return ((await page.locator(selector).first().textContent({ timeout: 2_000 })) ?? '').trim();
@@ -61,7 +47,7 @@ describe('ops page in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    ensureChromium();
+    ensureDebianPackage(CHROMIUM, 'chromium');
     broker = await startBroker({ BROKER_API_KEY: API_KEY, BREAKER_CONSECUTIVE_FAILURES: '2', PROVIDER_CALL_TIMEOUT_MS: '1000' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 1_200_000);
@@ -116,6 +102,17 @@ describe('ops page in headless Chromium', () => {
       expect(await text(page, 'article[data-provider="failover"] [data-field="state"]')).toBe('CLOSED');
       await eventually(async () => (await text(page, '#transitions tbody tr[data-provider="primary"]')).includes('CLOSED → OPEN'), 300);
       expect(await page.locator('#timeline svg circle').count()).toBeGreaterThan(0);
+      // The failover carries the two sessions now, by their channels.
+      await eventually(
+        async () => (await text(page, 'article[data-provider="failover"] dd[data-field="Active sessions"]')) === '2 (sms 2)',
+        300,
+      );
+      // The broker started moments ago: the lanes begin then, not an hour back (the chart's left edge, x = 110 of 1000).
+      expect(Number(await page.locator('#timeline svg rect').first().getAttribute('x'))).toBeGreaterThan(800);
+      // A number carrying sessions takes more: the pool does not read as exhausted; and what its numbers carry.
+      expect(await text(page, 'article[data-provider="failover"] dd[data-field="Pool"]')).toMatch(
+        /^10 numbers \(10 enabled\), \d+ carrying sessions; each takes more for other participants; 10 carry voice, 10 sms$/,
+      );
       expect(await page.evaluate('document.body.dataset.loadedOnce')).toBe('yes');
 
       await mkdir('reports', { recursive: true });

@@ -78,7 +78,10 @@ describe('events the broker emits, delivered by the worker', () => {
   it('sends session.expired when the sweeper expires a session', async () => {
     const session = (await createSession(broker.url, sessionBody(freshPair(), { ttlSeconds: 60 })).expect(201)).body;
     const db = broker.app.get(DataSource);
-    await db.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
+    await db.query(
+      `UPDATE sessions SET expires_at = now() - interval '1 second', inactive_at = now() - interval '1 second' WHERE id = $1`,
+      [session.id],
+    );
     await db.query(`UPDATE session_participants SET expires_at = now() - interval '1 second' WHERE session_id = $1`, [session.id]);
     await broker.app.get(SessionSweeper).sweep();
     const event = await delivered(
@@ -86,7 +89,7 @@ describe('events the broker emits, delivered by the worker', () => {
       secret,
       (e) => e.type === 'session.expired' && (e.data.session as { id: string }).id === session.id,
     );
-    expect(event.data.session).toMatchObject({ id: session.id, status: 'expired' });
+    expect(event.data.session).toMatchObject({ id: session.id, status: 'expired', expiredReason: 'ttl' });
   });
 
   it('sends message.relayed when an inbound SMS is relayed', async () => {

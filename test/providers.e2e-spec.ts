@@ -33,6 +33,8 @@ interface ProviderEntry {
   disabled: boolean;
   consecutiveFailures: number;
   healthPasses: number;
+  probes: number;
+  trafficProbes: number;
 }
 
 async function cpaas(broker: BrokerHarness): Promise<{ providers: ProviderEntry[]; timestamp: string }> {
@@ -68,9 +70,17 @@ async function halfOpenPrimary(broker: BrokerHarness): Promise<void> {
   expect((await primary(broker)).state).toBe('HALF_OPEN');
 }
 
-/** From HALF_OPEN: enough passing probes, then the close duration on the breaker's time. */
+/** HALF_OPEN: `n` probe sessions, each bound on the primary (every 10th create probes it). */
+async function probeSessions(broker: BrokerHarness, n: number): Promise<void> {
+  const made: string[] = [];
+  for (let i = 0; i < n * 10; i++) made.push((await createWith(broker, 'ok')).provider);
+  expect(made.filter((p) => p === 'primary')).toHaveLength(n);
+}
+
+/** From HALF_OPEN: enough passing probes (binds; health checks alone never close), then the close duration on the breaker's time. */
 async function closePrimary(broker: BrokerHarness): Promise<void> {
   await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+  await probeSessions(broker, 3);
   await probeRounds(broker, 3);
   expect((await primary(broker)).state).toBe('HALF_OPEN');
   advanceBreakerTime(broker, CLOSE_AFTER_MS);
@@ -101,7 +111,7 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
 
   it('starts CLOSED, in exactly the documented shape', async () => {
     const body = await cpaas(broker);
-    expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'timestamp']);
+    expect(Object.keys(body).sort()).toEqual(['leader', 'providers', 'replica', 'startedAt', 'timestamp']);
     // One broker on its database leads the cluster of one, and says so.
     expect((body as unknown as { leader: string }).leader).toBe((body as unknown as { replica: string }).replica);
     expect(Number.isNaN(Date.parse(body.timestamp))).toBe(false);
@@ -151,7 +161,9 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
   it('closes once probe traffic held > 95 % success for the close duration (not a minute less)', async () => {
     await openPrimary(broker);
     await halfOpenPrimary(broker);
-    // Health checks count as probes; the gate needs 3 of them and CLOSE_AFTER_MS in HALF_OPEN.
+    // The gate needs 3 probe sessions (health checks count in its rate, not towards its minimum) and
+    // CLOSE_AFTER_MS in HALF_OPEN.
+    await probeSessions(broker, 3);
     await probeRounds(broker, 3);
     // The breakers' time also runs with the wall clock, by a few ms here: a minute short is surely short.
     advanceBreakerTime(broker, CLOSE_AFTER_MS - 60_000);
@@ -161,6 +173,20 @@ describe('provider breaker through GET /v1/health/cpaas', () => {
     await probeRounds(broker, 1);
     expect(await primary(broker)).toMatchObject({ state: 'CLOSED', openedAt: null, consecutiveFailures: 0 });
     expect((await createWith(broker, 'ok')).provider).toBe('primary');
+  });
+
+  it('never closes on health checks alone, however long: the gate counts probe sessions', async () => {
+    await openPrimary(broker);
+    await halfOpenPrimary(broker);
+    await probeRounds(broker, 3);
+    advanceBreakerTime(broker, CLOSE_AFTER_MS);
+    await probeRounds(broker, 1);
+    expect(await primary(broker)).toMatchObject({ state: 'HALF_OPEN', probes: 4, probeSuccesses: 4, trafficProbes: 0 });
+    await probeSessions(broker, 2);
+    expect(await primary(broker)).toMatchObject({ state: 'HALF_OPEN', probes: 6, trafficProbes: 2 });
+    // The 3rd probe session's bind is the gate's 3rd probe of real traffic: it closes.
+    await probeSessions(broker, 1);
+    expect((await primary(broker)).state).toBe('CLOSED');
   });
 
   it('keeps every transition in the history, newest first', async () => {

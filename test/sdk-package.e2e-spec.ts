@@ -4,7 +4,7 @@
  * with Node's own module resolution, as the SDK README says.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -32,10 +32,15 @@ describe('the SDK from a packed tarball', () => {
 
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
-  it('holds the CommonJS build, the ESM build, their declarations and the README, nothing else', async () => {
+  it('holds the CommonJS build, the ESM build, their declarations, the README and the license, nothing else', async () => {
     const installed = join(app, 'node_modules/@session-broker/sdk');
     const top = (await readdir(installed)).sort();
-    expect(top).toEqual(['README.md', 'dist', 'package.json']);
+    expect(top).toEqual(['LICENSE', 'README.md', 'dist', 'package.json']);
+    // Publishable as it is: a license a legal team can approve, shipped with its text, and public (it is scoped).
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest).toMatchObject({ license: 'Apache-2.0', publishConfig: { access: 'public' } });
+    expect(manifest.private).toBeUndefined();
+    expect(await readFile(join(installed, 'LICENSE'), 'utf8')).toBe(await readFile(join(ROOT, 'LICENSE'), 'utf8'));
     const dist = await readdir(join(installed, 'dist'));
     expect(dist).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'esm']));
     expect(dist.some((name) => name.includes('.spec.'))).toBe(false);

@@ -6,13 +6,16 @@
  * id the broker logged the call under.
  */
 import { jest } from '@jest/globals';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   BrokerClient,
   BrokerConflictError,
   BrokerNetworkError,
   BrokerNotFoundError,
+  constructInterceptRequest,
   type BrokerEvent,
+  type InterceptRequest,
   type CreateSessionInput,
   type Participant,
   type WebhookEvent,
@@ -64,7 +67,7 @@ describe('SDK parity with the API, against the running broker', () => {
       received.find(
         (event): event is Extract<WebhookEvent, { type: T }> =>
           event.type === type &&
-          ('session' in event.data ? event.data.session.id : (event.data as { sessionId?: string }).sessionId) === sessionId,
+          ('session' in event.data ? event.data.session.id : (event.data as { sessionId?: string | null }).sessionId) === sessionId,
       );
     return eventually(() => Promise.resolve(match() !== undefined), 300).then(() => match()!);
   }
@@ -143,6 +146,74 @@ describe('SDK parity with the API, against the running broker', () => {
     expect(delivery.endpoint).toMatchObject({ condition: 'healthy', breakerState: 'CLOSED' });
 
     expect(await client.setCallbackUrl(null)).toEqual({ callbackUrl: null });
+  });
+
+  it('runs a conversation: both channels, uniqueName, the app’s message, the intercept, and the interaction events typed', async () => {
+    const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/broker-events`;
+    await client.setCallbackUrl(callbackUrl);
+    // The intercept the docs show: constructInterceptRequest, then 2xx to let through, 403 to block.
+    const asked: InterceptRequest[] = [];
+    const intercept = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const question = constructInterceptRequest(Buffer.concat(chunks), req.headers, secrets);
+        asked.push(question);
+        res.writeHead(question.data.interaction.text?.includes('0803') ? 403 : 204).end();
+      });
+    });
+    await new Promise<void>((done) => intercept.listen(0, '127.0.0.1', done));
+    try {
+      const interceptUrl = `http://127.0.0.1:${(intercept.address() as AddressInfo).port}/intercept`;
+      expect(await client.getInterceptUrl()).toEqual({ interceptUrl: null });
+      expect(await client.setInterceptUrl(interceptUrl)).toEqual({ interceptUrl });
+      expect(await client.getInterceptUrl()).toEqual({ interceptUrl });
+
+      const session = await client.createSession({
+        channels: ['voice', 'sms'],
+        participants: participants(),
+        uniqueName: 'parity-ride-1',
+        idleTtlSeconds: 900,
+      });
+      expect(session).toMatchObject({ channels: ['voice', 'sms'], channel: null, uniqueName: 'parity-ride-1', idleTtlSeconds: 900 });
+      const named: string[] = [];
+      for await (const s of client.listSessions({ uniqueName: 'parity-ride-1' })) named.push(s.id);
+      expect(named).toEqual([session.id]);
+      const [rider, driver] = session.participants.map((p) => p.number);
+
+      await simInbound(broker.sim.url, session.provider, { channel: 'sms', from: rider, to: session.proxyNumber, text: 'gate 2' });
+      await waitFor('message.relayed', session.id);
+      await simInbound(broker.sim.url, session.provider, { channel: 'sms', from: rider, to: session.proxyNumber, text: 'call me 0803…' });
+      const blocked = await waitFor('interaction.blocked', session.id);
+      expect(blocked.data).toMatchObject({ sessionId: session.id, channel: 'sms', from: rider, to: driver, outcome: 'blocked' });
+      expect(describeEvent(blocked)).toContain('interaction.blocked');
+      expect(asked.map((q) => [q.type, q.data.session.id, q.data.interaction.text])).toEqual([
+        ['interaction.intercept', session.id, 'gate 2'],
+        ['interaction.intercept', session.id, 'call me 0803…'],
+      ]);
+
+      const sent = await client.sendMessage(session.id, { to: rider, text: 'Your driver has arrived' }, { idempotencyKey: 'parity-msg-1' });
+      expect(sent).toMatchObject({ channel: 'sms', from: session.proxyNumber, to: rider, status: 'relayed', replayed: false });
+      const again = await client.sendMessage(
+        session.id,
+        { to: rider, text: 'Your driver has arrived' },
+        { idempotencyKey: 'parity-msg-1' },
+      );
+      expect(again).toMatchObject({ id: sent.id, replayed: true, idempotencyKey: 'parity-msg-1' });
+      expect((await client.listInteractions(session.id)).map((i) => i.status)).toEqual(['relayed', 'blocked', 'relayed']);
+
+      // A call into an sms-only session is out of session: the account hears of it, typed.
+      const texts = await client.createSession({ channel: 'sms', participants: participants() });
+      await simInbound(broker.sim.url, texts.provider, { channel: 'voice', from: texts.participants[0].number, to: texts.proxyNumber });
+      const stray = await waitFor('interaction.out_of_session', texts.id);
+      expect(stray.data).toMatchObject({ reason: 'channel-not-in-session', channel: 'voice', sessionId: texts.id });
+      expect(describeEvent(stray)).toContain('interaction.out_of_session');
+    } finally {
+      await client.setInterceptUrl(null);
+      await client.setCallbackUrl(null);
+      intercept.closeAllConnections();
+      await new Promise<void>((done) => intercept.close(() => done()));
+    }
   });
 
   it('lists sessions, reads the health, and streams it', async () => {

@@ -23,6 +23,7 @@ import {
 } from '@app/sdk';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually, freePort } from './support/processes';
+import { setFault } from './support/sim-control';
 
 // Generous bounds for a loaded 2-core CI machine; nothing here asserts a duration.
 jest.setTimeout(60_000);
@@ -298,22 +299,22 @@ describe('SDK against the running broker', () => {
 
   describe('retries', () => {
     it('retries a create after 5xx answers with the same Idempotency-Key, and makes one session', async () => {
-      // The broker itself answers 503 (no proxy number free) to the first two attempts; numbers come back before the third.
-      const db = broker.app.get(DataSource);
+      // The broker itself answers 503 (every provider failed) to the first two attempts; the providers are back before the third.
       const sent: Array<{ status: number; key: string | null }> = [];
+      const both = (mode: 'ok' | 'error') => Promise.all(['primary', 'failover'].map((name) => setFault(broker.sim.url, name, { mode })));
       const viaBroker = new BrokerClient({
         baseUrl: broker.url,
         apiKey: API_KEY,
         retries: 3,
         retryDelayMs: 10,
         fetch: async (input, init) => {
-          if (sent.length === 2) await db.query('UPDATE proxy_numbers SET enabled = true');
+          if (sent.length === 2) await both('ok');
           const res = await fetch(input, init);
           sent.push({ status: res.status, key: new Headers(init?.headers).get('idempotency-key') });
           return res;
         },
       });
-      await db.query('UPDATE proxy_numbers SET enabled = false');
+      await both('error');
       try {
         const input = sessionInput();
         const created = await viaBroker.createSession(input);
@@ -328,6 +329,30 @@ describe('SDK against the running broker', () => {
         const replay = await client.createSession(input, { idempotencyKey: created.idempotencyKey });
         expect(replay).toMatchObject({ id: created.id, replayed: true });
         expect((await client.getSession(created.id)).status).toBe('active');
+      } finally {
+        await both('ok');
+      }
+    });
+
+    it('does not retry a 503 that only a change ends: no proxy number free', async () => {
+      const db = broker.app.get(DataSource);
+      let attempts = 0;
+      const counting = new BrokerClient({
+        baseUrl: broker.url,
+        apiKey: API_KEY,
+        retries: 3,
+        retryDelayMs: 10,
+        fetch: (input, init) => {
+          attempts++;
+          return fetch(input, init);
+        },
+      });
+      await db.query('UPDATE proxy_numbers SET enabled = false');
+      try {
+        const error = await caught(() => counting.createSession(sessionInput()));
+        expect(error).toBeInstanceOf(BrokerServerError);
+        expect(error).toMatchObject({ status: 503, type: '/problems/pool-exhausted', retryable: false });
+        expect(attempts).toBe(1);
       } finally {
         await db.query('UPDATE proxy_numbers SET enabled = true');
       }

@@ -80,6 +80,7 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
       PROVIDER_FAILOVER_APPLICATION_ID: VONAGE.applicationId,
       PROVIDER_FAILOVER_SIGNATURE_SECRET: VONAGE.signatureSecret,
       BREAKER_HEALTH_INTERVAL_MS: '3600000', // health rounds are driven by the test
+      BREAKER_CLOSED_CHECK_INTERVAL_MS: '3600000',
       BREAKER_CLOSE_AFTER_MS: '300', // the shortened close window
       PROVIDER_CALL_TIMEOUT_MS: '2000',
       RELAY_RETRY_INTERVAL_MS: '3600000', // retries are driven by the test
@@ -114,7 +115,8 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
 
   async function create(): Promise<{ id: string; provider: string; proxyNumber: string; participants: [string, string] }> {
     const participants = pair();
-    const res = await createSession(broker.url, sessionBody(participants));
+    // Texts and calls both go through these sessions: they carry both channels (a channel is enforced).
+    const res = await createSession(broker.url, sessionBody(participants, { channel: undefined, channels: ['voice', 'sms'] }));
     createStatuses.push(res.status);
     return { ...(res.body as { id: string; provider: string; proxyNumber: string }), participants };
   }
@@ -245,21 +247,23 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
 
     // 7. HALF_OPEN: every 10th new session goes to Twilio.
     const halfOpen = [];
-    for (let i = 0; i < 20; i++) halfOpen.push((await create()).provider);
-    expect(halfOpen.map((p, i) => [i + 1, p]).filter(([, p]) => p === 'primary')).toEqual([
+    for (let i = 0; i < 20; i++) halfOpen.push(await create());
+    expect(halfOpen.map((s, i) => [i + 1, s.provider]).filter(([, p]) => p === 'primary')).toEqual([
       [10, 'primary'],
       [20, 'primary'],
     ]);
 
-    // 8. The waiting relays go out through Twilio now: none lost.
+    // 8. The waiting relays go out through Twilio now: none lost. On Twilio (no vendor sessions) every text
+    // it carries is a probe: 5 of the 10 the close gate needs (BREAKER_CLOSE_MIN_PROBES).
     await retryPendingRelays();
     expect((await interactions(old.id)).map((i) => i.status)).toEqual(Array(5).fill('relayed'));
 
-    // 9. Passing health checks are the probes; after the shortened close window, CLOSED.
-    for (let round = 0; round < 50 && (await primaryState()).cpaas !== 'CLOSED'; round++) {
-      await broker.app.get(HealthProber).tick();
-      await new Promise((done) => setTimeout(done, 50));
-    }
+    // 9. Passing health checks alone never close it: the probe sessions' texts do, after the shortened close window.
+    await new Promise((done) => setTimeout(done, 300));
+    await broker.app.get(HealthProber).tick();
+    expect((await primaryState()).cpaas).toBe('HALF_OPEN');
+    const probeSessions = halfOpen.filter((s) => s.provider === 'primary');
+    for (let i = 0; i < 5; i++) expect((await twilioInbound(probeSessions[i % 2], `after recovery ${i}`)).status).toBe(200);
     expect(await primaryState()).toEqual({ cpaas: 'CLOSED', metric: '0' });
     const after = [];
     for (let i = 0; i < 3; i++) after.push((await create()).provider);
@@ -328,6 +332,58 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
     // One call-setup failure counted against Vonage is not enough to open it.
     const health = await request(broker.url).get('/v1/health/cpaas').expect(200);
     expect(health.body.providers.find((p: { name: string }) => p.name === 'failover').state).toBe('CLOSED');
+  });
+
+  it('ties a Vonage leg event to its call only by the signed eventUrl: a completed C1 posted with ?call=C2 settles nothing (issue #29)', async () => {
+    const list = await request(broker.url)
+      .get('/v1/sessions?status=active&limit=100')
+      .set('authorization', `Bearer ${API_KEY}`)
+      .expect(200);
+    const onVonage = (
+      list.body.sessions as Array<{ id: string; provider: string; proxyNumber: string; participants: Array<{ number: string }> }>
+    )
+      .filter((x) => x.provider === 'failover')
+      .slice(-2);
+    const bridge = async (session: (typeof onVonage)[number]) => {
+      const [caller, callee] = session.participants.map((p) => p.number);
+      const uuid = `cccccccc-0000-0000-0000-${hex32().slice(-12)}`;
+      const answer = await vonageSigned('/v1/providers/failover/inbound/voice', {
+        from: caller.slice(1),
+        to: session.proxyNumber.slice(1),
+        uuid,
+        conversation_uuid: `CON-${uuid}`,
+      });
+      expect(answer.status).toBe(200);
+      const eventUrl = new URL((JSON.parse(answer.text) as Array<{ eventUrl: string[] }>)[0].eventUrl[0]);
+      const leg = {
+        from: session.proxyNumber.slice(1),
+        to: callee.slice(1),
+        uuid: `dddddddd-${uuid.slice(9)}`,
+        conversation_uuid: `CON-${uuid}`,
+      };
+      return { uuid, eventUrl, leg, session };
+    };
+    const c1 = await bridge(onVonage[0]);
+    const c2 = await bridge(onVonage[1]);
+    const voiceStatus = async (sessionId: string) =>
+      (await interactions(sessionId)).filter((i) => (i as { channel?: string }).channel === 'voice').map((i) => i.status);
+    const completedC1 = { ...c1.leg, status: 'completed', duration: '42', timestamp: new Date().toISOString() };
+
+    // C1's event, signed by Vonage (the JWT covers the body), sent to C2's call: without C2's tag, or with C1's.
+    const forged = [
+      `${c1.eventUrl.pathname}?call=${c2.uuid}`,
+      `${c1.eventUrl.pathname}?${new URLSearchParams({ ...Object.fromEntries(c1.eventUrl.searchParams), call: c2.uuid })}`,
+    ];
+    for (const path of forged) {
+      const res = await vonageSigned(path, completedC1);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+    }
+    expect((await voiceStatus(c2.session.id)).at(-1)).toBe('bridged');
+
+    // The eventUrl the broker gave Vonage settles the call it names.
+    expect((await vonageSigned(`${c1.eventUrl.pathname}${c1.eventUrl.search}`, completedC1)).status).toBe(200);
+    expect((await voiceStatus(c1.session.id)).at(-1)).toBe('completed');
+    expect((await voiceStatus(c2.session.id)).at(-1)).toBe('bridged');
   });
 
   it("refuses Vonage webhooks that are not signed for us or not Vonage's shape, relaying nothing", async () => {

@@ -246,7 +246,10 @@ describe('sessions API', () => {
     it('makes a session inactive from expiresAt on, before any sweep; the sweeper then marks it expired and unbinds', async () => {
       const pair = freshPair();
       const session = (await createSession(broker.url, sessionBody(pair, { ttlSeconds: 60 })).expect(201)).body;
-      await db.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
+      await db.query(
+        `UPDATE sessions SET expires_at = now() - interval '1 second', inactive_at = now() - interval '1 second' WHERE id = $1`,
+        [session.id],
+      );
       await db.query(`UPDATE session_participants SET expires_at = now() - interval '1 second' WHERE session_id = $1`, [session.id]);
 
       const read = await request(broker.url).get(`/v1/sessions/${session.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200);

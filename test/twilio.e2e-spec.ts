@@ -58,6 +58,7 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
         PROVIDER_PRIMARY_AUTH_TOKEN: TOKEN,
         RELAY_RETRY_INTERVAL_MS: '3600000',
         BREAKER_HEALTH_INTERVAL_MS: '3600000',
+        BREAKER_CLOSED_CHECK_INTERVAL_MS: '3600000', // health rounds are driven by the test
         SESSION_SWEEP_INTERVAL_MS: '3600000',
         REQUEST_BODY_LIMIT_BYTES: '16384',
         // Every HALF_OPEN create is a probe, and two good ones close the breaker at once.
@@ -85,7 +86,8 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
 
   it('creates a session on primary without a call to Twilio', async () => {
     const before = proxy.exchanges.length;
-    session = (await createSession(broker.url, sessionBody([A, B])).expect(201)).body;
+    // The tests below text and call through it: both channels (a channel is enforced).
+    session = (await createSession(broker.url, sessionBody([A, B], { channel: undefined, channels: ['voice', 'sms'] })).expect(201)).body;
     expect(session).toMatchObject({ provider: 'primary', proxyNumber: PROXY, status: 'active' });
     expect(proxy.exchanges.length).toBe(before);
   });
@@ -278,23 +280,38 @@ describe('Twilio end to end (primary on Twilio, failover on the simulator)', () 
     expect(await simCalls(broker.sim.url, 'failover', 'bind')).toEqual([expect.objectContaining({ type: 'bind' })]);
   });
 
-  it('closes primary’s breaker from HALF_OPEN on probes although a create makes no Twilio call', async () => {
+  it('closes primary’s breaker from HALF_OPEN on the texts its sessions carry, not on account reads or creates', async () => {
     const prober = broker.app.get(HealthProber);
-    const state = async () => (await health()).providers.find((p: { name: string }) => p.name === 'primary').state as string;
-    for (let i = 0; i < 5 && (await state()) === 'OPEN'; i++) await prober.tick();
-    expect(await state()).toBe('HALF_OPEN');
+    const primary = async () => (await health()).providers.find((p: { name: string }) => p.name === 'primary');
+    for (let i = 0; i < 5 && (await primary()).state === 'OPEN'; i++) await prober.tick();
+    expect((await primary()).state).toBe('HALF_OPEN');
     const reads = () => proxy.exchanges.filter((e) => e.method === 'GET' && e.path === `/2010-04-01/Accounts/${SID}.json`).length;
     const readsBefore = reads();
     const pairs: Array<[string, string]> = [
       ['+2348030001005', '+2348030001006'],
       ['+2348030001007', '+2348030001008'],
     ];
+    const probes = [];
     for (const pair of pairs) {
       const created = (await createSession(broker.url, sessionBody(pair)).expect(201)).body;
       expect(created.provider).toBe('primary');
+      probes.push({ ...created, pair });
     }
-    for (let i = 0; i < 100 && (await state()) !== 'CLOSED'; i++) await new Promise((done) => setTimeout(done, 50));
-    expect(await state()).toBe('CLOSED');
-    expect(reads() - readsBefore).toBe(2);
+    // A create on Twilio proves nothing about it, and a passing account read counts towards no close.
+    await prober.tick();
+    expect(reads() - readsBefore).toBe(1);
+    expect(await primary()).toMatchObject({ state: 'HALF_OPEN', trafficProbes: 0 });
+    // The probe sessions' texts are the probes: the 2nd relayed one closes it (BREAKER_CLOSE_MIN_PROBES=2).
+    for (const [i, probe] of probes.entries()) {
+      const messageSid = sid('SM');
+      await webhook('inbound/sms', {
+        AccountSid: SID,
+        MessageSid: messageSid,
+        From: probe.pair[0],
+        To: probe.proxyNumber,
+        Body: `probe ${i}`,
+      }).expect(200);
+      expect(await primary()).toMatchObject(i === 0 ? { state: 'HALF_OPEN', trafficProbes: 1 } : { state: 'CLOSED' });
+    }
   });
 });

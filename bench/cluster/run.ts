@@ -52,14 +52,30 @@ async function primary(on: BrokerProcess): Promise<{ state: string; consecutiveF
   return json.providers.find((p) => p.name === 'primary')!;
 }
 
+/** Waits for the primary CLOSED on every replica, creating a session (a probe once HALF_OPEN) on the first at each look. */
+async function closedEverywhere(replicas: BrokerProcess[]): Promise<void> {
+  await waitFor(
+    'primary CLOSED everywhere',
+    async () => {
+      const states = await Promise.all(replicas.map(primary));
+      if (states[0].state === 'HALF_OPEN') await create(replicas[0]);
+      return states.every((p) => p.state === 'CLOSED');
+    },
+    600,
+    50,
+  );
+}
+
 async function main(): Promise<void> {
   const db = await startDatabase('cluster_bench', { external: process.env.DATABASE_URL });
   const sim = await startSimulatorProcess();
   const env = {
     BREAKER_HEALTH_INTERVAL_MS: String(INTERVAL_MS),
-    // The primary recovers in 6 checks (5 passes, then its first HALF_OPEN probe closes it).
+    // The primary recovers in 5 checks and one create: 5 passes, then its first probe session closes it
+    // (health checks alone never close a breaker).
     BREAKER_CLOSE_AFTER_MS: '0',
     BREAKER_CLOSE_MIN_PROBES: '1',
+    BREAKER_HALF_OPEN_PROBE_SHARE: '1',
     DATABASE_POOL_SIZE: '8',
   };
   const replicas: BrokerProcess[] = [];
@@ -75,12 +91,7 @@ async function main(): Promise<void> {
     const delays: number[] = [];
     for (let trial = 0; trial < TRIALS; trial++) {
       await setFault(sim.url, 'primary', { mode: 'ok' });
-      await waitFor(
-        'primary CLOSED everywhere',
-        async () => (await Promise.all(replicas.map(primary))).every((p) => p.state === 'CLOSED'),
-        600,
-        50,
-      );
+      await closedEverywhere(replicas);
       await setFault(sim.url, 'primary', { mode: 'down' });
       for (const on of [a, c, a, c]) await create(on);
       await waitFor('4 failures at the leader', async () => (await primary(a)).consecutiveFailures === 4, 600, 5);
@@ -91,12 +102,7 @@ async function main(): Promise<void> {
       delays.push(nowMs() - started);
     }
     await setFault(sim.url, 'primary', { mode: 'ok' });
-    await waitFor(
-      'primary CLOSED everywhere',
-      async () => (await Promise.all(replicas.map(primary))).every((p) => p.state === 'CLOSED'),
-      600,
-      50,
-    );
+    await closedEverywhere(replicas);
 
     const run = (targets: BrokerProcess[]): Promise<LoadResult[]> =>
       Promise.all(

@@ -12,9 +12,10 @@ import { median, nowMs, ratio, round } from '../support/stats';
 const BULK = `
   WITH pn AS (SELECT id, number, row_number() OVER (ORDER BY number) - 1 AS k, count(*) OVER () AS n FROM proxy_numbers WHERE provider = 'primary'),
   s AS (
-    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, expires_at)
-    SELECT $1, 'sms', 'active', 'primary', pn.id, pn.number,
-           ARRAY['+45' || lpad((g * 2)::text, 10, '0'), '+45' || lpad((g * 2 + 1)::text, 10, '0')], now() + interval '1 hour'
+    INSERT INTO sessions (account_id, channels, status, provider, proxy_number_id, proxy_number, participants, expires_at, inactive_at)
+    SELECT $1, '{sms}', 'active', 'primary', pn.id, pn.number,
+           ARRAY['+45' || lpad((g * 2)::text, 10, '0'), '+45' || lpad((g * 2 + 1)::text, 10, '0')], now() + interval '1 hour',
+           now() + interval '1 hour'
       FROM generate_series($2::int, $3::int - 1) g JOIN pn ON pn.k = g % pn.n
     RETURNING id, proxy_number_id, participants, expires_at)
   INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
@@ -27,7 +28,24 @@ export async function candidateScaling(client: Client, accountId: string, steps 
       const pair = ['+447000000001', '+447000000002'];
       await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(RESERVE_SQL, ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600, null, 3]);
+      await client.query(RESERVE_SQL, [
+        'primary',
+        ['sms'],
+        pair,
+        [],
+        accountId,
+        pair,
+        null,
+        '{}',
+        3600,
+        null,
+        3,
+        new Date(),
+        null,
+        null,
+        null,
+        false,
+      ]);
       samples.push(nowMs() - t0);
       await client.query('ROLLBACK');
     }

@@ -153,7 +153,24 @@ export async function connectionCost(url: string, accountId: string, samples = 1
       const pair = ['+447000000001', '+447000000002'];
       await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(RESERVE_SQL, ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600, null, 3]);
+      await client.query(RESERVE_SQL, [
+        'primary',
+        ['sms'],
+        pair,
+        [],
+        accountId,
+        pair,
+        null,
+        '{}',
+        3600,
+        null,
+        3,
+        new Date(),
+        null,
+        null,
+        null,
+        false,
+      ]);
       into.push(nowMs() - t0);
       await client.query('ROLLBACK');
     }

@@ -101,8 +101,8 @@ const ALLOCATE = `
                         WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($4::text[]))
      LIMIT 1
   ), s AS (
-    INSERT INTO sessions (account_id, channel, status, provider, proxy_number_id, proxy_number, participants, expires_at)
-    SELECT $1, $3, 'active', $2, pick.id, pick.number, $4::text[], now() + interval '1 hour' FROM pick
+    INSERT INTO sessions (account_id, channels, status, provider, proxy_number_id, proxy_number, participants, expires_at, inactive_at)
+    SELECT $1, ARRAY[$3], 'active', $2, pick.id, pick.number, $4::text[], now() + interval '1 hour', now() + interval '1 hour' FROM pick
     RETURNING id, proxy_number_id, expires_at
   )
   INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
@@ -121,7 +121,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
   // The allocator's own statement (one round trip, no explicit transaction), load order empty.
   const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(RESERVE_SQL, [
     'primary',
-    'sms',
+    ['sms'],
     [...participants].sort(),
     [],
     accountId,
@@ -131,12 +131,17 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     3600,
     null,
     1000, // SESSION_PARTICIPANT_LIMIT, as the bench starts its brokers (bench/support/stack.ts)
+    new Date(), // the broker's clock; then no idle TTL, unique name, intercept URL or sticky preference
+    null,
+    null,
+    null,
+    false,
   ]);
   const row = reserved.rows[0];
   const session = {
     id: row.id,
     accountId,
-    channel: 'sms',
+    channels: ['sms'],
     status: 'active',
     provider: 'primary',
     proxyNumber: row.proxy_number,
@@ -146,6 +151,7 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     metadata: {},
     createdAt: row.created_at,
     expiresAt: row.expires_at,
+    inactiveAt: row.expires_at,
   } as unknown as Session;
   // As TypeORM's `query` answers: the rows.
   const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };

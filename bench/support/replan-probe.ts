@@ -39,7 +39,7 @@ async function main(): Promise<void> {
       await warm.query({
         name: 'reserve',
         text: RESERVE_SQL,
-        values: ['primary', 'sms', pair, [], accountId, pair, null, '{}', 3600, null, 1000],
+        values: ['primary', ['sms'], pair, [], accountId, pair, null, '{}', 3600, null, 1000, new Date(), null, null, null, false],
       });
       const ms = nowMs() - t0;
       await warm.query('COMMIT');

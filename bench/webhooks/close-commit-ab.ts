@@ -109,7 +109,7 @@ async function seed(url: string, amount: number): Promise<string[]> {
       const pair: [string, string] = [`+234806${String(seq).padStart(7, '0')}`, `+234806${String(seq + 1).padStart(7, '0')}`];
       const { rows } = await clients[worker].query<{ id: string | null }>(RESERVE_SQL, [
         'p',
-        'sms',
+        ['sms'],
         [...pair].sort(),
         [],
         ACCOUNT,
@@ -119,6 +119,11 @@ async function seed(url: string, amount: number): Promise<string[]> {
         3600,
         null,
         1000,
+        new Date(),
+        null,
+        null,
+        null,
+        false,
       ]);
       if (!rows[0]?.id) throw new Error('nothing reserved');
       ids.push(rows[0].id);

@@ -65,7 +65,8 @@ export async function startBroker(
   });
   let app: NestExpressApplication;
   try {
-    app = await createBrokerApp(config, db.url, options.logs);
+    // DATABASE_URL in `env` wins: a test may put a proxy between the broker and its database.
+    app = await createBrokerApp(config, config.databaseUrl ?? db.url, options.logs);
     await app.listen(0, '127.0.0.1');
   } catch (error) {
     if (!options.sim) await sim.app.close();

@@ -2,8 +2,9 @@
  * A small fault-injecting HTTP proxy of the test suite's own, put between an adapter and the mock
  * of its vendor (Prism): it passes requests through, or answers them with the fault a test set
  * (a status with a body, a reset connection, no answer at all, or the upstream answer rewritten,
- * e.g. a 2xx without its id). It records every exchange, so a test can also fail on any request
- * the upstream mock refused (`refusals`). Vendor-neutral: fault bodies are the test's.
+ * e.g. a 2xx without its id), for every request or only for those a rule matches (one API of the
+ * vendor failing while another answers). It records every exchange, so a test can also fail on any
+ * request the upstream mock refused (`refusals`). Vendor-neutral: fault bodies are the test's.
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -23,6 +24,8 @@ export type Fault =
 export interface Exchange {
   method: string;
   path: string;
+  /** When the request had arrived whole (epoch ms). */
+  at: number;
   headers: IncomingHttpHeaders;
   body: string;
   fault: Fault['kind'];
@@ -37,6 +40,11 @@ export interface FaultProxy {
   next(...faults: Fault[]): void;
   /** A fault for every request until changed (`{ kind: 'pass' }` to stop). */
   always(fault: Fault): void;
+  /**
+   * A fault for every request `match` accepts (before `next` and `always`), until the returned function
+   * removes the rule: e.g. the Messages API failing while the account API answers.
+   */
+  when(match: (request: { method: string; path: string }) => boolean, fault: Fault): () => void;
   /** Every request the upstream refused with a 4xx, described by `describe` (e.g. `prismRefusal`). */
   refusals(describe: (status: number, body: string) => string | undefined): string[];
   close(): Promise<void>;
@@ -50,6 +58,7 @@ export async function startFaultProxy(upstreamUrl: string | ((path: string) => s
   const upstreamFor = (path: string): URL => new URL(typeof upstreamUrl === 'string' ? upstreamUrl : upstreamUrl(path));
   const queue: Fault[] = [];
   let standing: Fault = { kind: 'pass' };
+  const rules: Array<{ match: (request: { method: string; path: string }) => boolean; fault: Fault }> = [];
   const exchanges: Exchange[] = [];
   const sockets = new Set<Socket>();
 
@@ -57,10 +66,11 @@ export async function startFaultProxy(upstreamUrl: string | ((path: string) => s
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const fault = queue.shift() ?? standing;
+      const request = { method: req.method ?? 'GET', path: req.url ?? '/' };
+      const fault = rules.find((rule) => rule.match(request))?.fault ?? queue.shift() ?? standing;
       const exchange: Exchange = {
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
+        ...request,
+        at: Date.now(),
         headers: req.headers,
         body: Buffer.concat(chunks).toString(),
         fault: fault.kind,
@@ -126,6 +136,11 @@ export async function startFaultProxy(upstreamUrl: string | ((path: string) => s
     next: (...faults) => void queue.push(...faults),
     always: (fault) => {
       standing = fault;
+    },
+    when: (match, fault) => {
+      const rule = { match, fault };
+      rules.push(rule);
+      return () => void rules.splice(rules.indexOf(rule), 1);
     },
     refusals: (describe) =>
       exchanges.flatMap((e) => {

@@ -4,18 +4,22 @@
  * changes and events kept only when it completes) without PostgreSQL. Time is the `now` they are given.
  */
 import { randomUUID } from 'node:crypto';
+import type { PrecisePageCursor } from '../../apps/broker/src/common/pagination/page-cursor';
 import type { SessionEventInput } from '../../apps/broker/src/notifications';
 import type { Interaction } from '../../apps/broker/src/relay/interaction.entity';
 import type {
-  BridgedCall,
-  InboundSms,
   InteractionChange,
+  InteractionOnPage,
   InteractionRepository,
   InteractionTransaction,
+  NewInteraction,
+  PoolNumber,
+  Recorded,
 } from '../../apps/broker/src/relay/interaction.repository';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import type {
   DroppedReservation,
+  RoutedSession,
   SessionPageQuery,
   SessionRepository,
   SessionTransaction,
@@ -45,9 +49,13 @@ export class InMemorySessionRepository implements SessionRepository {
 
   constructor(private readonly now: () => Date = () => new Date()) {}
 
+  /** Account intercept URLs, by account id. */
+  readonly accountInterceptUrls = new Map<string, string>();
+
   /** A reservation as the allocator makes one. */
-  addPending(fields: Pick<Session, 'accountId' | 'provider' | 'channel' | 'participants' | 'proxyNumber'> & Partial<Session>): Session {
+  addPending(fields: Pick<Session, 'accountId' | 'provider' | 'channels' | 'participants' | 'proxyNumber'> & Partial<Session>): Session {
     const createdAt = this.now();
+    const expiresAt = fields.expiresAt ?? new Date(createdAt.getTime() + 3600_000);
     const session: Session = {
       id: randomUUID(),
       status: 'pending',
@@ -56,7 +64,13 @@ export class InMemorySessionRepository implements SessionRepository {
       callbackUrl: null,
       metadata: {},
       createdAt,
-      expiresAt: new Date(createdAt.getTime() + 3600_000),
+      expiresAt,
+      idleTtlSeconds: null,
+      lastInteractionAt: null,
+      inactiveAt: expiresAt,
+      expiredReason: null,
+      uniqueName: null,
+      interceptUrl: null,
       endedAt: null,
       idempotencyKey: null,
       releasedAt: null,
@@ -70,17 +84,23 @@ export class InMemorySessionRepository implements SessionRepository {
     return transactionally(this.sessions, this.events, (draft, staged) =>
       work({
         lock: (accountId, id) => Promise.resolve(copy(draft.get(id), (s) => s.accountId === accountId)),
-        lockExpired: (limit) =>
+        lockExpired: (limit, now) =>
           Promise.resolve(
             [...draft.values()]
-              .filter((s) => s.status === 'active' && s.expiresAt <= this.now())
-              .sort((a, b) => a.expiresAt.getTime() - b.expiresAt.getTime())
+              .filter((s) => s.status === 'active' && s.inactiveAt <= now)
+              .sort((a, b) => a.inactiveAt.getTime() - b.inactiveAt.getTime())
               .slice(0, limit)
+              .map((s) => ({ ...s })),
+          ),
+        lockLapsedNamed: (accountId, uniqueName, now) =>
+          Promise.resolve(
+            [...draft.values()]
+              .filter((s) => s.accountId === accountId && s.uniqueName === uniqueName && s.status === 'active' && s.inactiveAt <= now)
               .map((s) => ({ ...s })),
           ),
         end: (sessions) => {
           for (const s of sessions) {
-            Object.assign(draft.get(s.id)!, { status: s.status, endedAt: s.endedAt });
+            Object.assign(draft.get(s.id)!, { status: s.status, endedAt: s.endedAt, expiredReason: s.expiredReason });
             this.freed.add(s.id);
           }
           return Promise.resolve();
@@ -105,12 +125,13 @@ export class InMemorySessionRepository implements SessionRepository {
   }
 
   page(query: SessionPageQuery): Promise<Session[]> {
-    const now = this.now();
-    const expired = (s: Session) => s.status === 'expired' || (s.status === 'active' && s.expiresAt <= now);
+    const now = query.now;
+    const expired = (s: Session) => s.status === 'expired' || (s.status === 'active' && s.inactiveAt <= now);
     const rows = [...this.sessions.values()]
       .filter((s) => s.accountId === query.accountId && s.status !== 'pending')
+      .filter((s) => query.uniqueName === undefined || s.uniqueName === query.uniqueName)
       .filter((s) => {
-        if (query.status === 'active') return s.status === 'active' && s.expiresAt > now;
+        if (query.status === 'active') return s.status === 'active' && s.inactiveAt > now;
         if (query.status === 'expired') return expired(s);
         return query.status === undefined || s.status === query.status;
       })
@@ -138,8 +159,8 @@ export class InMemorySessionRepository implements SessionRepository {
     return Promise.resolve(rows.slice(0, limit).map((s) => ({ ...s })));
   }
 
-  dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]> {
-    const cutoff = this.now().getTime() - olderThanMs;
+  dropStaleReservations(before: Date): Promise<DroppedReservation[]> {
+    const cutoff = before.getTime();
     const dropped = [...this.sessions.values()].filter((s) => s.status === 'pending' && s.createdAt.getTime() < cutoff);
     for (const s of dropped) this.sessions.delete(s.id);
     return Promise.resolve(dropped.map((s) => ({ id: s.id, provider: s.provider, proxyNumber: s.proxyNumber })));
@@ -153,17 +174,21 @@ export class InMemorySessionRepository implements SessionRepository {
     return Promise.resolve(dropped.map((s) => ({ id: s.id, provider: s.provider, proxyNumber: s.proxyNumber })));
   }
 
-  findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null> {
+  findActiveFor(provider: string, proxyNumber: string, participant: string, now: Date): Promise<RoutedSession | null> {
     const found = [...this.sessions.values()].find(
       (s) =>
         s.provider === provider &&
         s.proxyNumber === proxyNumber &&
         s.participants.includes(participant) &&
         s.status === 'active' &&
-        s.expiresAt > this.now() &&
+        s.inactiveAt > now &&
         !this.freed.has(s.id),
     );
-    return Promise.resolve(copy(found));
+    if (!found) return Promise.resolve(null);
+    return Promise.resolve({
+      session: { ...found },
+      interceptUrl: found.interceptUrl ?? this.accountInterceptUrls.get(found.accountId) ?? null,
+    });
   }
 }
 
@@ -177,6 +202,8 @@ export class InMemoryInteractionRepository implements InteractionRepository {
     /** The proxy numbers per provider. */
     private readonly pool: ReadonlyMap<string, readonly string[]>,
     private readonly now: () => Date = () => new Date(),
+    /** Proxy numbers dedicated to an account, and to which. */
+    readonly dedicated = new Map<string, string>(),
   ) {}
 
   transaction<T>(work: (tx: InteractionTransaction) => Promise<T>): Promise<T> {
@@ -209,23 +236,59 @@ export class InMemoryInteractionRepository implements InteractionRepository {
     return Promise.resolve([...this.interactions.values()].filter((i) => i.sessionId === sessionId).map((i) => ({ ...i })));
   }
 
+  async pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]> {
+    // Dates here hold milliseconds; written as PostgreSQL would, with three more digits.
+    const at = (i: Interaction) => `${i.createdAt.toISOString().slice(0, 23)}000Z`;
+    const key = (position: PrecisePageCursor) => `${position.at} ${position.id}`;
+    return (await this.forSession(sessionId))
+      .map((interaction) => ({ interaction, position: { at: at(interaction), id: interaction.id } }))
+      .sort((a, b) => key(a.position).localeCompare(key(b.position)))
+      .filter((row) => after === undefined || key(row.position) > key(after))
+      .slice(0, limit);
+  }
+
   hasRef(provider: string, ref: string): Promise<boolean> {
     return Promise.resolve(
       [...this.interactions.values()].some((i) => i.providerRef === ref && this.sessions.sessions.get(i.sessionId)?.provider === provider),
     );
   }
 
-  recordSms(sms: InboundSms): Promise<Interaction> {
-    const again = [...this.interactions.values()].find((i) => i.sessionId === sms.sessionId && i.providerEventId === sms.eventId);
-    if (again) return Promise.resolve({ ...again });
-    const interaction = this.add({ ...sms, channel: 'sms', status: 'pending', providerEventId: sms.eventId, nextAttemptAt: this.now() });
-    return Promise.resolve({ ...interaction });
+  record(interaction: NewInteraction, now: Date, event?: (interaction: Interaction) => SessionEventInput): Promise<Recorded | null> {
+    const again = [...this.interactions.values()].find(
+      (i) =>
+        i.id === interaction.id ||
+        (i.sessionId === interaction.sessionId &&
+          ((interaction.eventId !== null && i.providerEventId === interaction.eventId) ||
+            (interaction.idempotencyKey !== null && i.idempotencyKey === interaction.idempotencyKey))),
+    );
+    if (again) return Promise.resolve({ interaction: { ...again }, repeat: true });
+    const session = this.sessions.sessions.get(interaction.sessionId);
+    if (!session || session.status !== 'active' || session.inactiveAt <= now) return Promise.resolve(null);
+    if (interaction.activity) {
+      session.lastInteractionAt = now;
+      if (session.idleTtlSeconds !== null)
+        session.inactiveAt = new Date(Math.min(session.expiresAt.getTime(), now.getTime() + session.idleTtlSeconds * 1000));
+    }
+    const { activity: _activity, eventId, ...fields } = interaction;
+    const stored = this.add({
+      ...fields,
+      providerEventId: eventId,
+      nextAttemptAt: interaction.status === 'pending' ? now : null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (event) this.events.push(event({ ...stored }));
+    return Promise.resolve({ interaction: { ...stored }, repeat: false });
   }
 
-  recordCall(call: BridgedCall): Promise<void> {
-    const again = [...this.interactions.values()].some((i) => i.sessionId === call.sessionId && i.providerEventId === call.eventId);
-    if (!again)
-      this.add({ ...call, channel: 'voice', text: null, status: 'bridged', providerEventId: call.eventId, providerRef: call.callId });
+  findByIdempotencyKey(sessionId: string, idempotencyKey: string): Promise<Interaction | null> {
+    return Promise.resolve(
+      copy([...this.interactions.values()].find((i) => i.sessionId === sessionId && i.idempotencyKey === idempotencyKey)),
+    );
+  }
+
+  recordEvent(event: SessionEventInput): Promise<void> {
+    this.events.push(event);
     return Promise.resolve();
   }
 
@@ -237,8 +300,9 @@ export class InMemoryInteractionRepository implements InteractionRepository {
     return Promise.resolve(due.slice(0, limit).map((i) => i.id));
   }
 
-  isPoolNumber(provider: string, number: string): Promise<boolean> {
-    return Promise.resolve(this.pool.get(provider)?.includes(number) ?? false);
+  poolNumber(provider: string, number: string): Promise<PoolNumber | null> {
+    if (!(this.pool.get(provider)?.includes(number) ?? false)) return Promise.resolve(null);
+    return Promise.resolve({ accountId: this.dedicated.get(number) ?? null });
   }
 
   private add(
@@ -252,6 +316,7 @@ export class InMemoryInteractionRepository implements InteractionRepository {
       nextAttemptAt: null,
       lastError: null,
       durationSec: null,
+      idempotencyKey: null,
       createdAt: this.now(),
       updatedAt: this.now(),
       ...fields,

@@ -16,6 +16,7 @@ import { NumbersModule } from './numbers/numbers.module';
 import { OpsModule } from './ops';
 import { ProvidersModule } from './providers/providers.module';
 import { RelayModule } from './relay/relay.module';
+import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
 
 @Module({})
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         NotificationsModule,
         OpsModule,
+        RetentionModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

@@ -65,3 +65,20 @@ describe('operator CLI: command line', () => {
     expect(byEnvironment.err).toContain(url);
   });
 });
+
+describe('operator CLI: ops open', () => {
+  it('opens the ops page of the broker it talks to, with no admin token needed', async () => {
+    const opened: string[] = [];
+    const io = { ...capture(), open: (url: string) => Promise.resolve(opened.push(url) > 0) };
+    const code = await runCli(['ops', 'open'], { url: 'http://127.0.0.1:3100/' }, io);
+    expect(code).toBe(0);
+    expect(opened).toEqual(['http://127.0.0.1:3100/ops']);
+    expect(io.out).toEqual(['opening http://127.0.0.1:3100/ops in your browser']);
+  });
+
+  it('prints the URL to open by hand where no browser opener runs', async () => {
+    const io = { ...capture(), open: () => Promise.resolve(false) };
+    expect(await runCli(['ops', 'open'], {}, io)).toBe(0);
+    expect(io.out).toEqual(['open http://127.0.0.1:3000/ops in a browser (no opener found here: open, start or xdg-open)']);
+  });
+});

@@ -4,16 +4,19 @@
  * 3 broker unreachable) so tests can run it in-process.
  */
 import { parseArgs } from 'node:util';
-import { BrokerApiError, BrokerNetworkError, BrokerTimeoutError } from '@app/sdk';
+import { BrokerApiError, BrokerClient, BrokerNetworkError, BrokerTimeoutError } from '@app/sdk';
 import { AdminApi } from './admin-api';
 import { COMMANDS, type Command, type CommandOption } from './commands';
 import type { CliEnvironment } from './config';
 import { EXIT } from './exit-codes';
+import { terminalCell, terminalText } from './terminal-text';
 import { UsageError } from './usage-error';
 
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Opens a URL in the user's browser (`ops open`); without one, the URL is only printed. */
+  open?(url: string): Promise<boolean>;
 }
 
 export const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
@@ -21,6 +24,7 @@ export const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
 const OPTIONS = {
   url: { type: 'string' },
   'admin-token': { type: 'string' },
+  'api-key': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   reason: { type: 'string' },
@@ -47,7 +51,7 @@ function usageLine(command: Command): string {
 export function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => usageLine(c).length));
   return [
-    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers, over the admin API.',
+    'Session Broker operator CLI: accounts, API keys, providers and proxy numbers over the admin API; an account’s sessions with its API key; the ops page.',
     '',
     'Usage: npm run broker -- <command> [options]',
     '',
@@ -55,8 +59,9 @@ export function helpText(): string {
     ...COMMANDS.map((c) => `  ${usageLine(c).padEnd(width)}  ${c.summary}`),
     '',
     'Options:',
-    `  --url <url>            the broker (default: $BROKER_URL, else ${DEFAULT_BROKER_URL})`,
+    `  --url <url>            the broker (default: $BROKER_URL, else http://127.0.0.1:$PORT, else ${DEFAULT_BROKER_URL})`,
     "  --admin-token <token>  the broker's ADMIN_TOKEN (default: $ADMIN_TOKEN)",
+    "  --api-key <key>        an account's API key, for the sessions commands (default: $BROKER_API_KEY)",
     "  --json                 print the API's JSON answer instead of text",
     '  -h, --help             this help',
     '',
@@ -99,22 +104,30 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
       if (!command.options.includes(name)) throw new UsageError(`--${name} does not apply to "${command.words.join(' ')}"`);
       options[name] = values[name];
     }
-    const adminToken = values['admin-token'] ?? environment.adminToken;
-    if (!adminToken) throw new UsageError('no admin token: pass --admin-token or set ADMIN_TOKEN');
     const baseUrl = brokerUrl(url);
+    const credentials = credentialsFor(command, values['admin-token'] ?? environment.adminToken, values['api-key'] ?? environment.apiKey);
 
     await command.run({
-      api: new AdminApi(baseUrl, adminToken),
+      get api(): AdminApi {
+        return new AdminApi(baseUrl, credentials);
+      },
+      get account(): BrokerClient {
+        // One attempt, like the admin API: the operator sees what the broker said.
+        return new BrokerClient({ baseUrl, apiKey: credentials, retries: 0, timeoutMs: 15_000 });
+      },
+      baseUrl,
+      openUrl: (target) => io.open?.(target) ?? Promise.resolve(false),
       args,
       options,
       json: values.json ?? false,
-      print: (text) => io.stdout(text),
+      // What the broker sent (a provider's error text, a name) never reaches the terminal as control characters.
+      print: (text) => io.stdout(terminalText(text)),
     });
     return EXIT.ok;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(io, error.message);
     if (error instanceof BrokerApiError) {
-      io.stderr(`broker: ${oneLine(error.detail || error.title)} (${error.status} ${error.title})`);
+      io.stderr(`broker: ${oneLine(error.detail || error.title)} (${error.status} ${oneLine(error.title)})`);
       return EXIT.apiError;
     }
     if (error instanceof BrokerNetworkError || error instanceof BrokerTimeoutError) {
@@ -123,6 +136,18 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
     }
     throw error;
   }
+}
+
+/** The credential `command` needs, or a usage error naming how to give it. */
+function credentialsFor(command: Command, adminToken: string | undefined, apiKey: string | undefined): string {
+  if (command.auth === 'none') return '';
+  if (command.auth === 'account') {
+    if (!apiKey) throw new UsageError('no API key: pass --api-key or set BROKER_API_KEY');
+    if (apiKey.includes(',')) throw new UsageError('BROKER_API_KEY holds several keys: pass the one to use with --api-key');
+    return apiKey;
+  }
+  if (!adminToken) throw new UsageError('no admin token: pass --admin-token or set ADMIN_TOKEN');
+  return adminToken;
 }
 
 function parse(argv: string[]) {
@@ -151,5 +176,5 @@ function usageFailure(io: CliIo, message: string): number {
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return terminalCell(text).replace(/\s+/g, ' ').trim();
 }

@@ -1,13 +1,21 @@
 /** Every CLI command: its words, arguments, options, one-line summary, and what it does. */
-import type { ProviderHealth } from '@app/sdk';
+import type { BrokerClient, Interaction, ProviderHealth, Session } from '@app/sdk';
 import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
+import { terminalJson } from './terminal-text';
 import { UsageError } from './usage-error';
 
 export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | 'special-rate';
 
 export interface CommandContext {
-  api: AdminApi;
+  /** The admin API (ADMIN_TOKEN); read only by the commands that use it. */
+  readonly api: AdminApi;
+  /** The account API (an API key), for the `sessions` commands; read only by them. */
+  readonly account: BrokerClient;
+  /** The broker's base URL (`--url`, BROKER_URL, PORT). */
+  readonly baseUrl: string;
+  /** Opens a URL in the user's browser; false when this machine has no opener. */
+  openUrl(url: string): Promise<boolean>;
   args: string[];
   options: Partial<Record<CommandOption, string>>;
   /** Print the raw JSON answers instead of text. */
@@ -17,6 +25,8 @@ export interface CommandContext {
 
 export interface Command {
   words: [string, string];
+  /** Whose credentials it needs: the admin token (the default), an account's API key, or none (it calls no API). */
+  auth?: 'admin' | 'account' | 'none';
   args: string[];
   /** `args` after this many are optional. */
   required?: number;
@@ -28,7 +38,7 @@ export interface Command {
 const CHANNELS = ['sms', 'voice'];
 
 function output(context: CommandContext, body: unknown, text: () => string): void {
-  context.print(context.json ? JSON.stringify(body, null, 2) : text());
+  context.print(context.json ? terminalJson(body) : text());
 }
 
 function keyLine(key: ApiKeyView): string {
@@ -51,6 +61,24 @@ function importLines(result: NumberImportView): string[] {
   ];
 }
 
+function sessionLines(session: Session): string[] {
+  const participants = session.participants.map((p) => p.number).join(', ');
+  return [
+    `session      ${session.id}`,
+    `status       ${session.status}${session.expiredReason ? ` (${session.expiredReason})` : ''}`,
+    `channels     ${session.channels.join(',')}`,
+    `proxy        ${session.proxyNumber} on ${session.provider}`,
+    `participants ${participants}`,
+    `expires      ${session.expiresAt}${session.idleTtlSeconds ? `, or ${session.idleTtlSeconds} s after its last interaction` : ''}`,
+    `last         ${session.lastInteractionAt ?? 'no interaction yet'}`,
+    ...(session.uniqueName ? [`name         ${session.uniqueName}`] : []),
+  ];
+}
+
+function interactionLine(interaction: Interaction): string {
+  return `${interaction.id}  ${interaction.channel}  ${interaction.from} -> ${interaction.to}  ${interaction.status}`;
+}
+
 function capabilities(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const list = value
@@ -63,6 +91,47 @@ function capabilities(value: string | undefined): string[] | undefined {
 }
 
 export const COMMANDS: Command[] = [
+  {
+    words: ['sessions', 'show'],
+    args: ['id'],
+    options: [],
+    auth: 'account',
+    summary: 'show one of the account’s sessions: channels, proxy number, expiry (needs the account’s API key)',
+    async run(context) {
+      const session = await context.account.getSession(context.args[0]);
+      output(context, session, () => sessionLines(session).join('\n'));
+    },
+  },
+  {
+    words: ['sessions', 'interactions'],
+    args: ['id'],
+    options: [],
+    auth: 'account',
+    summary: 'list a session’s calls and messages, with the channel and status of each (needs the account’s API key)',
+    async run(context) {
+      const interactions = await context.account.listInteractions(context.args[0]);
+      output(context, { interactions }, () =>
+        interactions.length === 0
+          ? 'No interactions.'
+          : table(
+              ['INTERACTION', 'CHANNEL', 'FROM', 'TO', 'STATUS', 'AT'],
+              interactions.map((i) => [i.id, i.channel, i.from, i.to, i.status, i.createdAt]),
+            ),
+      );
+    },
+  },
+  {
+    words: ['sessions', 'message'],
+    args: ['id', 'to', 'text'],
+    options: [],
+    auth: 'account',
+    summary: 'send a text from the session’s proxy number to one participant (needs the account’s API key)',
+    async run(context) {
+      const [id, to, text] = context.args;
+      const sent = await context.account.sendMessage(id, { to, text });
+      output(context, sent, () => `sent  ${interactionLine(sent)}`);
+    },
+  },
   {
     words: ['accounts', 'create'],
     args: ['name'],
@@ -312,6 +381,20 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const number = await context.api.disableNumber(context.args[0]);
       output(context, number, () => `disabled  ${number.id}  ${number.provider}  ${number.number}`);
+    },
+  },
+  {
+    words: ['ops', 'open'],
+    args: [],
+    options: [],
+    auth: 'none',
+    summary: 'open the live ops page in your browser (open, start or xdg-open), or print its URL',
+    async run(context) {
+      const url = `${context.baseUrl}/ops`;
+      const opened = await context.openUrl(url);
+      output(context, { url, opened }, () =>
+        opened ? `opening ${url} in your browser` : `open ${url} in a browser (no opener found here: open, start or xdg-open)`,
+      );
     },
   },
 ];

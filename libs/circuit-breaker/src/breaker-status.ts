@@ -31,6 +31,8 @@ export interface BreakerStatus {
   /** HALF_OPEN: probe outcomes recorded (calls and health checks) and how many were fast successes. */
   readonly probes: number;
   readonly probeSuccesses: number;
+  /** HALF_OPEN: how many of those probes were calls (real traffic, not health checks): the close rule's minimum counts these. */
+  readonly trafficProbes: number;
   /** How many times the breaker opened since it last closed (drives the backoff). */
   readonly opens: number;
 }

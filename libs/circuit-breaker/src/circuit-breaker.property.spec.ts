@@ -3,7 +3,8 @@
  * The model is written for obviousness, not speed: it keeps every outcome since the state was entered in an
  * array and recomputes each rule from scratch; its sliding window is the literal (now − windowMs, now] when
  * there is one bucket per ms, and the bucket formula otherwise. Both run in the same virtual time: before an
- * event at time t, the timers due by t have run.
+ * event at time t, the timers due by t have run. Random `follow`/`lead` events check that a following breaker
+ * counts like a deciding one and, on `lead()`, makes the transition the model makes from the same counts.
  */
 import fc from 'fast-check';
 import type { Subscription } from 'rxjs';
@@ -22,7 +23,11 @@ import {
 import { SteppedClock } from './testing/stepped-clock';
 
 type Event = { readonly dt: number } & (
-  { readonly op: 'admit' } | { readonly op: 'record'; readonly outcome: Outcome } | { readonly op: 'restart' }
+  | { readonly op: 'admit' }
+  | { readonly op: 'record'; readonly outcome: Outcome }
+  | { readonly op: 'restart' }
+  | { readonly op: 'follow' }
+  | { readonly op: 'lead' }
 );
 type ModelStatus = Omit<BreakerStatus, 'reason'>;
 type ModelTransition = Omit<BreakerTransition, 'reason'>;
@@ -55,7 +60,12 @@ class ReferenceBreaker {
   calls: Call[] = [];
   health: boolean[] = [];
   probeOutcomes: boolean[] = [];
+  trafficProbes = 0;
   admissions = 0;
+  following = false;
+  /** While following in HALF_OPEN: the first failure's reason (it re-opens on lead), and whether a probe call succeeded. */
+  owedReopen: string | null = null;
+  owedClose = false;
   trialOut = false;
   gateDue: number | null = null;
   readonly transitions: ModelTransition[] = [];
@@ -69,7 +79,9 @@ class ReferenceBreaker {
   }
 
   advanceTo(t: number): void {
+    // A following breaker's timers run and do nothing; what fell due is decided on `lead()`.
     for (;;) {
+      if (this.following) break;
       if (this.state === 'OPEN' && this.retryAt !== null && this.retryAt <= t) {
         this.now = this.retryAt;
         this.enter('HALF_OPEN');
@@ -87,7 +99,7 @@ class ReferenceBreaker {
   admit(): Admission {
     if (this.state === 'CLOSED') return { admitted: true, probe: false };
     if (this.state === 'OPEN') {
-      if (this.retryAt === null || this.now < this.retryAt) return { admitted: false, probe: false };
+      if (this.retryAt === null || this.following || this.now < this.retryAt) return { admitted: false, probe: false };
       this.enter('HALF_OPEN');
     }
     if (this.policy.halfOpen.kind === 'single-trial') {
@@ -106,20 +118,15 @@ class ReferenceBreaker {
       case 'failure': {
         const failed = outcome.kind === 'failure';
         if (this.state === 'CLOSED') {
-          this.calls.push({ at: this.now, failed, reason: failed ? outcome.reason : null });
-          if (this.tripRuleHolds()) {
-            this.lastError = [...this.calls].reverse().find((c) => c.failed)!.reason;
-            this.enter('OPEN');
-          }
+          this.closedCall(failed, failed ? outcome.reason : null);
         } else if (this.state === 'HALF_OPEN' && outcome.probe !== false) {
           this.trialOut = false;
           if (outcome.kind === 'failure') {
-            this.lastError = outcome.reason;
-            this.enter('OPEN');
+            this.reopen(outcome.reason);
           } else {
             const slow =
               outcome.durationMs !== undefined && this.policy.slowCallMs !== undefined && outcome.durationMs > this.policy.slowCallMs;
-            this.probe(!slow);
+            this.probe(!slow, true);
           }
         }
         return;
@@ -127,20 +134,66 @@ class ReferenceBreaker {
       case 'health-pass':
         if (this.state === 'CLOSED') return;
         this.health.push(true);
-        if (this.state === 'HALF_OPEN') this.probe(true);
-        else if (this.policy.recovery.kind === 'health-checks' && this.trailing(this.health, true) >= this.policy.recovery.passes) {
-          this.enter('HALF_OPEN');
-        }
+        if (this.state === 'HALF_OPEN') this.probe(true, false);
+        else if (!this.following && this.passesReached()) this.enter('HALF_OPEN');
         return;
       case 'health-fail':
-        if (this.state === 'CLOSED') return;
-        this.health.push(false);
-        if (this.state === 'HALF_OPEN') {
-          this.lastError = outcome.reason;
-          this.enter('OPEN');
+        if (this.state === 'CLOSED') {
+          if (this.policy.healthFailuresTrip === true) this.closedCall(true, outcome.reason);
+          return;
         }
+        this.health.push(false);
+        if (this.state === 'HALF_OPEN') this.reopen(outcome.reason);
         return;
     }
+  }
+
+  follow(): void {
+    this.following = true;
+  }
+
+  lead(): void {
+    if (!this.following) return;
+    this.following = false;
+    if (this.state === 'CLOSED') {
+      this.tripIfARuleHolds();
+    } else if (this.state === 'OPEN') {
+      if (this.policy.recovery.kind === 'health-checks' ? this.passesReached() : this.retryAt !== null && this.retryAt <= this.now) {
+        this.enter('HALF_OPEN');
+      }
+    } else if (this.owedReopen !== null) {
+      this.lastError = this.owedReopen;
+      this.enter('OPEN');
+    } else if (this.owedClose) {
+      this.enter('CLOSED');
+    } else {
+      if (this.gateDue !== null && this.gateDue <= this.now) this.gateDue = null;
+      this.checkGate();
+    }
+  }
+
+  private closedCall(failed: boolean, reason: string | null): void {
+    this.calls.push({ at: this.now, failed, reason });
+    if (!this.following) this.tripIfARuleHolds();
+  }
+
+  private tripIfARuleHolds(): void {
+    if (!this.tripRuleHolds()) return;
+    this.lastError = [...this.calls].reverse().find((c) => c.failed)!.reason;
+    this.enter('OPEN');
+  }
+
+  private passesReached(): boolean {
+    return this.policy.recovery.kind === 'health-checks' && this.trailing(this.health, true) >= this.policy.recovery.passes;
+  }
+
+  private reopen(reason: string): void {
+    if (this.following) {
+      this.owedReopen ??= reason;
+      return;
+    }
+    this.lastError = reason;
+    this.enter('OPEN');
   }
 
   status(): ModelStatus {
@@ -165,6 +218,7 @@ class ReferenceBreaker {
       healthPasses: this.trailing(this.health, true),
       probes: this.probeOutcomes.length,
       probeSuccesses: this.probeOutcomes.filter(Boolean).length,
+      trafficProbes: this.trafficProbes,
       opens: this.opens,
     };
   }
@@ -196,11 +250,15 @@ class ReferenceBreaker {
     return this.calls.filter((c) => bucket(c.at) > bucket(this.now) - buckets);
   }
 
-  private probe(success: boolean): void {
+  /** A probe outcome: a call's (`traffic`) or a health check's; only calls count towards closing. */
+  private probe(success: boolean, traffic: boolean): void {
     this.probeOutcomes.push(success);
+    if (traffic) this.trafficProbes += 1;
     if (this.policy.close.kind === 'first-success') {
-      if (success) this.enter('CLOSED');
-    } else {
+      if (!(success && traffic)) return;
+      if (this.following) this.owedClose = true;
+      else this.enter('CLOSED');
+    } else if (!this.following) {
       this.checkGate();
     }
   }
@@ -209,7 +267,11 @@ class ReferenceBreaker {
     const close = this.policy.close;
     if (this.state !== 'HALF_OPEN' || close.kind !== 'success-rate') return;
     const n = this.probeOutcomes.length;
-    if (this.now - this.since >= close.durationMs && n >= close.minProbes && this.probeOutcomes.filter(Boolean).length / n > close.rate) {
+    if (
+      this.now - this.since >= close.durationMs &&
+      this.trafficProbes >= close.minProbes &&
+      this.probeOutcomes.filter(Boolean).length / n > close.rate
+    ) {
       this.enter('CLOSED');
     }
   }
@@ -221,6 +283,9 @@ class ReferenceBreaker {
     this.calls = [];
     this.health = [];
     this.probeOutcomes = [];
+    this.trafficProbes = 0;
+    this.owedReopen = null;
+    this.owedClose = false;
     this.admissions = 0;
     this.trialOut = false;
     this.gateDue = null;
@@ -298,6 +363,7 @@ const policyArb: fc.Arbitrary<BreakerPolicy> = fc.record({
     }),
   ),
   onHalfOpenFailure: fc.constantFrom('reopen' as const, 'reopen-grow' as const),
+  healthFailuresTrip: fc.option(fc.boolean(), { nil: undefined }),
   slowCallMs: fc.option(fc.integer({ min: 0, max: 10 }), { nil: undefined }),
 });
 
@@ -325,20 +391,26 @@ const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('health-fail' as const), reason: fc.constantFrom('health 500', 'health timeout') }),
   },
 );
-const eventArb: fc.Arbitrary<Event> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('admit' as const) }) },
-  { weight: 6, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('record' as const), outcome: outcomeArb }) },
-  { weight: 1, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('restart' as const) }) },
-);
+/** Events, with `follow` and `lead` as often as the weight says (each half of it). */
+const eventsWith = (followLeadWeight: number): fc.Arbitrary<Event> =>
+  fc.oneof(
+    { weight: 3, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('admit' as const) }) },
+    { weight: 6, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('record' as const), outcome: outcomeArb }) },
+    { weight: 1, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constant('restart' as const) }) },
+    { weight: followLeadWeight, arbitrary: fc.record({ dt: fc.nat(12), op: fc.constantFrom('follow' as const, 'lead' as const) }) },
+  );
 
 const withoutReason = ({ reason: _reason, ...rest }: BreakerStatus): ModelStatus => rest;
 
 describe('CircuitBreaker against the reference model', () => {
-  it('agrees on every admission, status and transition over random policies, outcomes and clocks', () => {
+  it.each([
+    ['', 1, 1],
+    [', long stretches following and leading', 3, 30],
+  ])('agrees on every admission, status and transition over random policies, outcomes and clocks%s', (_what, followLead, minEvents) => {
     fc.assert(
       fc.property(
         policyArb,
-        fc.array(eventArb, { minLength: 1, maxLength: 150 }),
+        fc.array(eventsWith(followLead), { minLength: minEvents, maxLength: 150 }),
         fc.nat(1_000_000),
         fc.integer(),
         (policy, events, start, seed) => {
@@ -360,12 +432,21 @@ describe('CircuitBreaker against the reference model', () => {
             } else if (event.op === 'record') {
               breaker.record(event.outcome);
               model.record(event.outcome);
+            } else if (event.op === 'follow') {
+              breaker.follow();
+              model.follow();
+            } else if (event.op === 'lead') {
+              breaker.lead();
+              model.lead();
             } else {
+              // What a following copy owes is not in its snapshot: the copy that decides persists.
               const snapshot = JSON.parse(JSON.stringify(breaker.toJSON())) as BreakerSnapshot;
               breaker.dispose();
-              breaker = CircuitBreaker.fromJSON(policy, snapshot, { scheduler: clock, random });
+              breaker = CircuitBreaker.fromJSON(policy, snapshot, { scheduler: clock, random, following: model.following });
               watch(breaker);
               model.trialOut = false;
+              model.owedReopen = null;
+              model.owedClose = false;
             }
             expect(withoutReason(breaker.status())).toEqual(model.status());
           }

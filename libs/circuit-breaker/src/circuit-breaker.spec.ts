@@ -35,6 +35,13 @@ function expectStates(policy: BreakerPolicy, outcomes: string, states: string, c
 
 const telephony = telephonyPolicy();
 
+/** A telephony breaker taken to HALF_OPEN at once: 5 failures, 5 passing checks. */
+function halfOpenTelephony(scheduler: TestScheduler): CircuitBreaker {
+  const breaker = new CircuitBreaker(telephony, { scheduler });
+  for (const key of 'fffffppppp') breaker.record(OUTCOMES[key]);
+  return breaker;
+}
+
 describe('trip rule: N consecutive failures (telephony: 5)', () => {
   it('stays CLOSED after 4 failures in a row', () => {
     expectStates(telephony, 'ffff', 'c', (b) => expect(b.status().consecutiveFailures).toBe(4));
@@ -226,7 +233,7 @@ describe('close rule: success rate over a duration (telephony: > 95 % over 5 min
   });
 
   it('waits for the minimum probes: 9 probes by 5 min, the 10th at 6 min closes', () => {
-    const probes = [...burst(10, 'sssssssss'), [360_000, 'p'] as [number, string]];
+    const probes = [...burst(10, 'sssssssss'), [360_000, 's'] as [number, string]];
     expectStates(
       telephony,
       timeline([...halfOpened, ...probes]),
@@ -239,10 +246,32 @@ describe('close rule: success rate over a duration (telephony: > 95 % over 5 min
     );
   });
 
-  it('counts health checks as probe traffic', () => {
+  it('counts health checks in the success rate but not towards the minimum: they alone never close', () => {
+    expectStates(telephony, timeline([...halfOpened, ...every(30_000, 20, 'p', 30_009)]), 'c 3ms o 4ms h', (b) => {
+      expect(b.status()).toMatchObject({ state: 'HALF_OPEN', probes: 20, probeSuccesses: 20, trafficProbes: 0 });
+    });
+  });
+
+  it('…and 9 probe calls with 20 passing checks still wait for the 10th call', () => {
+    const probes = [...burst(10, 'sssssssss'), ...every(30_000, 20, 'p', 30_009), [700_000, 's'] as [number, string]];
     expectStates(
       telephony,
-      timeline([...halfOpened, ...every(30_000, 10, 'p', 30_009)]),
+      timeline([...halfOpened, ...probes]),
+      timeline([
+        [0, 'c'],
+        [4, 'o'],
+        [9, 'h'],
+        [700_000, 'c'],
+      ]),
+      (b) => expect(b.status().reason).toBe('probe success 30/30 (100 %) > 95 % over 699991 ms'),
+    );
+  });
+
+  it('counts passing health checks in the success rate: 10 fast calls and a slow one close only once checks lift 10/11 to 20/21', () => {
+    expectStates(telephony, timeline([...halfOpened, ...burst(10, 'ssssssssssl')]), 'c 3ms o 4ms h');
+    expectStates(
+      telephony,
+      timeline([...halfOpened, ...burst(10, 'ssssssssssl'), ...every(30_000, 10, 'p', 30_009)]),
       timeline([
         [0, 'c'],
         [4, 'o'],
@@ -306,6 +335,100 @@ describe('failure in HALF_OPEN', () => {
   });
 });
 
+describe('following (another copy decides) and leading again', () => {
+  /** A telephony breaker in virtual time, following from the start; `steps` run at their times, then `lead()` at `leadAt`. */
+  function follower(steps: Array<[number, string]>, leadAt: number, policy: BreakerPolicy = telephony) {
+    const scheduler = newScheduler();
+    const seen: { beforeLead?: string; transitions: BreakerTransition[]; breaker?: CircuitBreaker } = { transitions: [] };
+    scheduler.run(() => {
+      const breaker = new CircuitBreaker(policy, { scheduler, following: true });
+      seen.breaker = breaker;
+      breaker.transitions$.subscribe((t) => seen.transitions.push(t));
+      for (const [at, keys] of steps) scheduler.schedule(() => [...keys].forEach((key) => breaker.record(OUTCOMES[key])), at);
+      scheduler.schedule(() => {
+        seen.beforeLead = breaker.status().state;
+        breaker.lead();
+      }, leadAt);
+    });
+    return { ...seen, breaker: seen.breaker! };
+  }
+
+  it('counts 5 failures in a row but stays CLOSED; leading, it trips at once on them', () => {
+    const { beforeLead, transitions, breaker } = follower([[0, 'fffff']], 1_000);
+    expect(beforeLead).toBe('CLOSED');
+    expect(transitions).toEqual([{ from: 'CLOSED', to: 'OPEN', at: 1_000, reason: '5 consecutive failures', lastError: 'HTTP 503' }]);
+    expect(breaker.isFollowing).toBe(false);
+  });
+
+  it('leads on 4 failures in a row without tripping, and the 5th, recorded as leader, trips', () => {
+    const { transitions } = follower(
+      [
+        [0, 'ffff'],
+        [2_000, 'f'],
+      ],
+      1_000,
+    );
+    expect(transitions.map((t) => [t.to, t.at])).toEqual([['OPEN', 2_000]]);
+  });
+
+  it('counts the window: 2 failures in 11 calls trip on lead while they are in the 2-minute window, not once one slid out', () => {
+    const calls: Array<[number, string]> = [
+      [0, 'f'],
+      [10, 'sssssssss'],
+      [30_000, 'f'],
+    ];
+    expect(follower(calls, 119_999).transitions.map((t) => t.reason)).toEqual(['error rate 2/11 (18.18 %) > 10 % over 120000 ms']);
+    expect(follower(calls, 121_000).transitions).toEqual([]);
+  });
+
+  it('counts passing health checks in OPEN; leading after the 5th, it half-opens', () => {
+    const scheduler = newScheduler();
+    scheduler.run(() => {
+      const breaker = new CircuitBreaker(telephony, { scheduler });
+      for (const key of 'fffff') breaker.record(OUTCOMES[key]); // OPEN, decided here
+      breaker.follow();
+      for (const key of 'ppppp') breaker.record(OUTCOMES[key]);
+      expect(breaker.status()).toMatchObject({ state: 'OPEN', healthPasses: 5 });
+      breaker.lead();
+      expect(breaker.status()).toMatchObject({ state: 'HALF_OPEN', reason: '5 consecutive health checks passed' });
+    });
+  });
+
+  it('keeps a HALF_OPEN probe failure for lead: stays HALF_OPEN while following, re-opens on lead', () => {
+    const scheduler = newScheduler();
+    scheduler.run(() => {
+      const breaker = halfOpenTelephony(scheduler);
+      breaker.follow();
+      breaker.record({ kind: 'success', probe: true });
+      breaker.record({ kind: 'failure', reason: 'HTTP 500', probe: true });
+      breaker.record({ kind: 'success', probe: true });
+      // The failure is owed, not counted: two probes, both calls.
+      expect(breaker.status()).toMatchObject({ state: 'HALF_OPEN', probes: 2, trafficProbes: 2 });
+      breaker.lead();
+      expect(breaker.status()).toMatchObject({ state: 'OPEN', reason: 'probe failed: HTTP 500', lastError: 'HTTP 500' });
+    });
+  });
+
+  it('lets the close gate fall due while following and closes on lead; before the gate, lead leaves it to the gate', () => {
+    const scheduler = newScheduler();
+    scheduler.run(() => {
+      const breaker = halfOpenTelephony(scheduler); // HALF_OPEN at 0, gate due at 300 000
+      breaker.follow();
+      for (let i = 0; i < 10; i++) breaker.record({ kind: 'success', probe: true });
+      scheduler.schedule(() => {
+        breaker.lead();
+        expect(breaker.status().state).toBe('HALF_OPEN');
+        breaker.follow();
+      }, 299_999);
+      scheduler.schedule(() => expect(breaker.status().state).toBe('HALF_OPEN'), 300_001); // the gate ran, following: nothing
+      scheduler.schedule(() => {
+        breaker.lead();
+        expect(breaker.status()).toMatchObject({ state: 'CLOSED', reason: 'probe success 10/10 (100 %) > 95 % over 300002 ms' });
+      }, 300_002);
+    });
+  });
+});
+
 describe('half-open admission', () => {
   it('share 0.1 admits exactly every 10th call as a probe and refuses the rest', () => {
     const scheduler = newScheduler();
@@ -364,6 +487,21 @@ describe('recovery: cool-off', () => {
       scheduler.schedule(() => (admit(), admit()), 30_000);
     });
     expect(admissions).toEqual(['29999:refused', '30000:probe', '30000:refused']);
+  });
+
+  it('refuses the trial while following, and half-opens on lead once the cool-off is due', () => {
+    const scheduler = newScheduler();
+    scheduler.run(() => {
+      const breaker = new CircuitBreaker(policy, { scheduler });
+      breaker.record({ kind: 'failure', reason: 'HTTP 503' }); // OPEN at 0, trial due at 30 000
+      breaker.follow();
+      scheduler.schedule(() => {
+        expect(breaker.admit()).toEqual({ admitted: false, probe: false });
+        expect(breaker.status().state).toBe('OPEN');
+        breaker.lead();
+        expect(breaker.status()).toMatchObject({ state: 'HALF_OPEN', reason: 'cool-off of 30000 ms elapsed' });
+      }, 30_050);
+    });
   });
 
   it('admits the trial at the exact time even when the scheduled cool-off has not run yet', () => {

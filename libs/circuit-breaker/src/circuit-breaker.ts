@@ -7,6 +7,11 @@
  * cool-off and the close gate) and all randomness from the injected `random`, so every rule runs under
  * `TestScheduler` in virtual time. The hot path (`admit`, `record`, `execute` while CLOSED) allocates
  * nothing but the promise `execute` returns and never scans a list: counters and a bucket ring.
+ *
+ * A breaker can follow (`follow()`): it counts every outcome as usual but makes no transition of its own,
+ * because another copy of it decides (the cluster's leader); `lead()` lets it decide again, and it at once
+ * makes the transition its counts call for. So a replica that takes over carries on from the cluster's live
+ * counts rather than from the last decision it was told of.
  */
 import { asyncScheduler, Observable, Subject, Subscription, type SchedulerLike } from 'rxjs';
 import type { BreakerState, BreakerStatus, BreakerTransition } from './breaker-status';
@@ -23,6 +28,8 @@ export interface BreakerOptions {
   readonly random?: () => number;
   /** Start from this state (see `toJSON`) instead of CLOSED. */
   readonly snapshot?: BreakerSnapshot;
+  /** Start following (see `follow()`); default false: the breaker decides. */
+  readonly following?: boolean;
 }
 
 interface WindowTrip {
@@ -78,8 +85,14 @@ export class CircuitBreaker {
   private healthPasses = 0;
   private probes = 0;
   private probeSuccesses = 0;
+  private trafficProbes = 0;
   private halfOpenAdmissions = 0;
   private trialInFlight = false;
+  private following: boolean;
+  /** While following in HALF_OPEN: the first failure that would have re-opened the breaker, kept for `lead()`. */
+  private owedReopen: { reason: string; error: string } | null = null;
+  /** While following in HALF_OPEN with `first-success`: a probe call succeeded, so `lead()` closes. */
+  private owedClose = false;
 
   // Bound once, so that `execute` while CLOSED allocates only the promise that `then` returns.
   private readonly settleClosedSuccess = <T>(value: T): T => {
@@ -113,6 +126,7 @@ export class CircuitBreaker {
     this.ratioRules = ratioRules;
     this.tripsOnSuccess = windows.length > 0 || ratioRules.length > 0;
     this.slowCallMs = policy.slowCallMs ?? Infinity;
+    this.following = options.following ?? false;
     this.probeShare = policy.halfOpen.kind === 'share' ? policy.halfOpen.share : null;
 
     this.since = this.scheduler.now();
@@ -129,7 +143,7 @@ export class CircuitBreaker {
     if (this.state === 'CLOSED') return ADMITTED;
     if (this.state === 'OPEN') {
       // The scheduled cool-off may run late (a busy event loop); admission still honours the exact time.
-      if (this.retryAt === null || this.disposed || this.scheduler.now() < this.retryAt) return REFUSED;
+      if (this.retryAt === null || this.disposed || this.following || this.scheduler.now() < this.retryAt) return REFUSED;
       this.toHalfOpen(this.retryReason());
     }
     if (this.probeShare === null) {
@@ -247,6 +261,7 @@ export class CircuitBreaker {
       healthPasses: this.healthPasses,
       probes: this.probes,
       probeSuccesses: this.probeSuccesses,
+      trafficProbes: this.trafficProbes,
       opens: this.opens,
     };
   }
@@ -271,8 +286,52 @@ export class CircuitBreaker {
       healthPasses: this.healthPasses,
       probes: this.probes,
       probeSuccesses: this.probeSuccesses,
+      trafficProbes: this.trafficProbes,
       halfOpenAdmissions: this.halfOpenAdmissions,
     };
+  }
+
+  /**
+   * Stops deciding: outcomes still feed every counter (the trip rules', the pass count, the probe counts), but
+   * nothing moves the breaker, neither an outcome nor a timer, until `lead()`. For a copy of a breaker that
+   * another one decides (adopt its decisions with `fromJSON`).
+   */
+  follow(): void {
+    this.following = true;
+  }
+
+  /**
+   * Decides again, and at once makes the transition its counts call for, as each rule reads them now: CLOSED
+   * trips if a trip rule holds; OPEN half-opens once its passes are in (or its timed recovery is due);
+   * HALF_OPEN re-opens if a probe or health check failed while it followed, else closes if its close rule
+   * holds. A timer that fell due while it followed is honoured here; one still to come runs as usual.
+   */
+  lead(): void {
+    if (!this.following || this.disposed) return;
+    this.following = false;
+    const now = this.scheduler.now();
+    if (this.state === 'CLOSED') {
+      for (let i = 0; i < this.windows.length; i++) this.windows[i].window.advance(now);
+      this.checkTrip(true);
+    } else if (this.state === 'OPEN') {
+      const recovery = this.policy.recovery;
+      if (recovery.kind === 'health-checks') {
+        if (this.healthPasses >= recovery.passes) this.toHalfOpen(`${recovery.passes} consecutive health checks passed`);
+      } else if (this.retryAt !== null && now >= this.retryAt) {
+        this.toHalfOpen(this.retryReason());
+      }
+    } else if (this.owedReopen !== null) {
+      this.toOpen(this.owedReopen.reason, this.owedReopen.error);
+    } else if (this.owedClose) {
+      this.toClosed('probe succeeded');
+    } else {
+      this.evaluateCloseGate();
+    }
+  }
+
+  /** True between `follow()` and `lead()`. */
+  get isFollowing(): boolean {
+    return this.following;
   }
 
   /** Cancels scheduled work and connections, completes `state$` and `transitions$`; later outcomes are ignored. */
@@ -296,7 +355,7 @@ export class CircuitBreaker {
       }
     } else if (this.state === 'HALF_OPEN' && probe !== false) {
       this.trialInFlight = false;
-      this.onProbe(durationMs === undefined || durationMs <= this.slowCallMs);
+      this.onProbe(durationMs === undefined || durationMs <= this.slowCallMs, true);
     }
   }
 
@@ -311,7 +370,7 @@ export class CircuitBreaker {
       this.checkTrip(true);
     } else if (this.state === 'HALF_OPEN' && probe !== false) {
       this.trialInFlight = false;
-      this.toOpen(`probe failed: ${reason}`, reason);
+      this.reopen(`probe failed: ${reason}`, reason);
     }
   }
 
@@ -319,9 +378,10 @@ export class CircuitBreaker {
     if (this.disposed || this.state === 'CLOSED') return;
     this.healthPasses += 1;
     if (this.state === 'HALF_OPEN') {
-      this.onProbe(true);
+      this.onProbe(true, false);
       return;
     }
+    if (this.following) return;
     const recovery = this.policy.recovery;
     if (recovery.kind === 'health-checks' && this.healthPasses >= recovery.passes) {
       this.toHalfOpen(`${recovery.passes} consecutive health checks passed`);
@@ -329,9 +389,19 @@ export class CircuitBreaker {
   }
 
   private onHealthFail(reason: string): void {
-    if (this.disposed || this.state === 'CLOSED') return;
+    if (this.disposed) return;
+    if (this.state === 'CLOSED') {
+      if (this.policy.healthFailuresTrip === true) this.onCallFailure(reason, false);
+      return;
+    }
     this.healthPasses = 0;
-    if (this.state === 'HALF_OPEN') this.toOpen(`health check failed: ${reason}`, reason);
+    if (this.state === 'HALF_OPEN') this.reopen(`health check failed: ${reason}`, reason);
+  }
+
+  /** HALF_OPEN → OPEN now, or, while following, once this breaker leads again. */
+  private reopen(reason: string, error: string): void {
+    if (this.following) this.owedReopen ??= { reason, error };
+    else this.toOpen(reason, error);
   }
 
   private addToWindows(failed: boolean): void {
@@ -341,6 +411,7 @@ export class CircuitBreaker {
 
   /** Any trip rule trips; a success can complete a window or ratio rule, only a failure the consecutive rule. */
   private checkTrip(afterFailure: boolean): void {
+    if (this.following) return;
     if (afterFailure && this.consecutiveFailures >= this.consecutiveLimit) {
       this.toOpen(`${this.consecutiveFailures} consecutive failures`, this.lastFailure);
       return;
@@ -369,22 +440,32 @@ export class CircuitBreaker {
     }
   }
 
-  private onProbe(success: boolean): void {
+  /**
+   * One probe outcome in HALF_OPEN: a call's (`traffic`) or a health check's. Both count towards the success
+   * rate, but health checks alone never close: the close rules need outcomes of calls.
+   */
+  private onProbe(success: boolean, traffic: boolean): void {
     this.probes += 1;
     if (success) this.probeSuccesses += 1;
+    if (traffic) this.trafficProbes += 1;
     if (this.policy.close.kind === 'first-success') {
-      if (success) this.toClosed('probe succeeded');
+      if (!(success && traffic)) return;
+      if (this.following) this.owedClose = true;
+      else this.toClosed('probe succeeded');
     } else {
       this.evaluateCloseGate();
     }
   }
 
-  /** The success-rate gate, evaluated on every probe outcome and once when its duration has elapsed. */
+  /**
+   * The success-rate gate, evaluated on every probe outcome and once when its duration has elapsed: the rate
+   * over every probe (calls and health checks), the minimum over the probe calls.
+   */
   private evaluateCloseGate(): void {
     const close = this.policy.close;
-    if (this.state !== 'HALF_OPEN' || close.kind !== 'success-rate') return;
+    if (this.following || this.state !== 'HALF_OPEN' || close.kind !== 'success-rate') return;
     const elapsed = this.scheduler.now() - this.since;
-    if (elapsed >= close.durationMs && this.probes >= close.minProbes && this.probeSuccesses / this.probes > close.rate) {
+    if (elapsed >= close.durationMs && this.trafficProbes >= close.minProbes && this.probeSuccesses / this.probes > close.rate) {
       this.toClosed(
         `probe success ${this.probeSuccesses}/${this.probes} (${percent(this.probeSuccesses / this.probes)}) > ${percent(close.rate)} over ${elapsed} ms`,
       );
@@ -468,14 +549,17 @@ export class CircuitBreaker {
     this.healthPasses = 0;
     this.probes = 0;
     this.probeSuccesses = 0;
+    this.trafficProbes = 0;
     this.halfOpenAdmissions = 0;
     this.trialInFlight = false;
+    this.owedReopen = null;
+    this.owedClose = false;
   }
 
   private armRetry(delay: number): void {
     this.timer = this.scheduler.schedule(() => {
       this.timer = null;
-      if (this.state === 'OPEN') this.toHalfOpen(this.retryReason());
+      if (this.state === 'OPEN' && !this.following) this.toHalfOpen(this.retryReason());
     }, delay);
   }
 
@@ -514,6 +598,7 @@ export class CircuitBreaker {
     this.healthPasses = snapshot.healthPasses;
     this.probes = snapshot.probes;
     this.probeSuccesses = snapshot.probeSuccesses;
+    this.trafficProbes = snapshot.trafficProbes ?? 0;
     this.halfOpenAdmissions = snapshot.halfOpenAdmissions;
     this.trialInFlight = false;
     this.windows.forEach(({ window }, i) => window.restore(snapshot.windows[i]));

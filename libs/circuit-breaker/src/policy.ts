@@ -72,14 +72,15 @@ export interface ShareAdmission {
 
 export type HalfOpenAdmission = SingleTrialAdmission | ShareAdmission;
 
-/** HALF_OPEN → CLOSED on the first successful probe. */
+/** HALF_OPEN → CLOSED on the first successful probe call (a passing health check does not close). */
 export interface FirstSuccessClose {
   readonly kind: 'first-success';
 }
 
 /**
- * HALF_OPEN → CLOSED once at least `durationMs` were spent in HALF_OPEN, at least `minProbes` probes were
- * recorded and successes / probes is strictly greater than `rate`. Slow successes count as probes, not as successes.
+ * HALF_OPEN → CLOSED once at least `durationMs` were spent in HALF_OPEN, at least `minProbes` probe calls were
+ * recorded (health checks do not count towards it: they alone never close) and successes / probes, over
+ * calls and health checks, is strictly greater than `rate`. Slow successes count as probes, not as successes.
  */
 export interface SuccessRateClose {
   readonly kind: 'success-rate';
@@ -100,6 +101,12 @@ export interface BreakerPolicy {
   readonly halfOpen: HalfOpenAdmission;
   readonly close: CloseRule;
   readonly onHalfOpenFailure: HalfOpenFailure;
+  /**
+   * CLOSED: a failing health check counts as a failed call for the trip rules (a passing one counts for
+   * nothing: it proves the check's endpoint, not the calls). For a resource whose calls cannot tell it is
+   * gone (no traffic). Default false: health checks count only in OPEN and HALF_OPEN.
+   */
+  readonly healthFailuresTrip?: boolean;
   /** A success that took strictly longer than this is slow: in HALF_OPEN it neither counts as a success nor re-opens. */
   readonly slowCallMs?: number;
   /** Used by `CircuitBreaker.execute`: a call that has not settled after this long is recorded as a failure. */
@@ -202,6 +209,8 @@ export function validatePolicy(policy: BreakerPolicy): string[] {
     "'reopen' or 'reopen-grow'",
     policy.onHalfOpenFailure,
   );
+  if (policy.healthFailuresTrip !== undefined)
+    check(typeof policy.healthFailuresTrip === 'boolean', 'healthFailuresTrip', 'a boolean', policy.healthFailuresTrip);
   if (policy.slowCallMs !== undefined) check(isNum(policy.slowCallMs, 0), 'slowCallMs', 'a number ≥ 0', policy.slowCallMs);
   if (policy.callTimeoutMs !== undefined) {
     check(isNum(policy.callTimeoutMs, 0) && policy.callTimeoutMs > 0, 'callTimeoutMs', 'a number > 0', policy.callTimeoutMs);

@@ -73,6 +73,7 @@ describe('telephony default (docs/design.md#provider-breaker)', () => {
       halfOpen: { kind: 'share', share: 0.1 },
       close: { kind: 'success-rate', rate: 0.95, durationMs: 300_000, minProbes: 10 },
       onHalfOpenFailure: 'reopen',
+      healthFailuresTrip: true,
       slowCallMs: 2_000,
     });
   });
@@ -138,8 +139,8 @@ describe('telephony default (docs/design.md#provider-breaker)', () => {
   });
 
   it('closes HALF_OPEN → CLOSED when probe traffic held > 95 % success over 5 minutes with at least 10 probes', () => {
-    // HALF_OPEN at 9 ms; 10 health checks every 30 s count as probes; closes at exactly 9 + 300 000 ms.
-    const outcomes = timeline([...burst(0, 'fffffppppp'), ...every(30_000, 10, 'p', 30_000)]);
+    // HALF_OPEN at 9 ms; 10 probe calls at 45 s, health checks every 30 s beside them; closes at exactly 9 + 300 000 ms.
+    const outcomes = timeline([...burst(0, 'fffffppppp'), ...burst(45_000, 'ssssssssss'), ...every(30_000, 10, 'p', 30_000)]);
     expectStates(
       policy,
       outcomes,
@@ -152,13 +153,37 @@ describe('telephony default (docs/design.md#provider-breaker)', () => {
     );
   });
 
+  it('never closes on health checks alone: 20 passing checks over 10 minutes, no probe call, stay HALF_OPEN', () => {
+    expectStates(policy, timeline([...burst(0, 'fffffppppp'), ...every(30_000, 20, 'p', 30_000)]), 'c 3ms o 4ms h');
+  });
+
+  it('counts a failing health check while CLOSED as a call-setup failure: the 5th in a row trips, a success between resets', () => {
+    expectStates(policy, 'xxxx', 'c');
+    expectStates(policy, 'xxxxx', 'c 3ms o');
+    expectStates(policy, 'xxsxxx', 'c');
+    expectStates(policy, 'ffxff', 'c 3ms o');
+  });
+
+  it('…and counts it in the window; a passing check while CLOSED counts for nothing (it proves the API, not the traffic)', () => {
+    // 9 successes, 1 failed call, a failing check: 2 in 11 > 10 %. Passing checks neither reset the
+    // consecutive count nor add a success to the window.
+    expectStates(policy, 'sssssssssfx', 'c 9ms o');
+    expectStates(policy, 'ffffpf', 'c 4ms o');
+    expectStates(policy, 'sssssssssfpx', 'c 10ms o');
+  });
+
   it('does not re-open on a probe slower than BREAKER_SLOW_CALL_MS, but does not count it as a success', () => {
     const outcomes = timeline([...burst(0, 'fffffppppp'), ...burst(10, 'lllll'), ...every(30_000, 10, 'p', 30_000)]);
     expectStates(policy, outcomes, 'c 3ms o 4ms h'); // 10 of 15 = 67 %: stays HALF_OPEN, never OPEN
   });
 
   it('starts each state with fresh counters: a closed breaker has forgotten the failures that opened it', () => {
-    const outcomes = timeline([...burst(0, 'fffffppppp'), ...every(30_000, 10, 'p', 30_000), ...burst(400_000, 'ffff')]);
+    const outcomes = timeline([
+      ...burst(0, 'fffffppppp'),
+      ...burst(45_000, 'ssssssssss'),
+      ...every(30_000, 10, 'p', 30_000),
+      ...burst(400_000, 'ffff'),
+    ]);
     expectStates(
       policy,
       outcomes,

@@ -46,8 +46,10 @@ export const TELEPHONY_DEFAULTS: TelephonySettings = Object.freeze({
 
 /**
  * 5 consecutive failures, or > 10 % errors over a sliding 2 minutes with at least 10 calls, open the breaker;
- * 5 passing health checks in a row move it to HALF_OPEN, where every 10th new call and every health check
- * probe; any probe failure re-opens; > 95 % probe success over at least 5 minutes and 10 probes closes.
+ * a failing health check while CLOSED counts as a failed call (a resource without traffic to tell); 5 passing
+ * health checks in a row move it to HALF_OPEN, where every 10th new call and every health check probe; any
+ * probe failure re-opens; > 95 % probe success over at least 5 minutes and 10 probe calls closes (health
+ * checks alone never close it).
  */
 export function telephonyPolicy(settings: Partial<TelephonySettings> = {}): BreakerPolicy {
   const s = { ...TELEPHONY_DEFAULTS, ...settings };
@@ -66,6 +68,7 @@ export function telephonyPolicy(settings: Partial<TelephonySettings> = {}): Brea
     halfOpen: { kind: 'share', share: s.halfOpenProbeShare },
     close: { kind: 'success-rate', rate: s.closeSuccessRate, durationMs: s.closeAfterMs, minProbes: s.closeMinProbes },
     onHalfOpenFailure: 'reopen',
+    healthFailuresTrip: true,
     slowCallMs: s.slowCallMs,
   };
 }

@@ -75,6 +75,19 @@ describe('toJSON / fromJSON', () => {
     });
   });
 
+  it('reads a snapshot written before trafficProbes was counted as 0 of them', () => {
+    const scheduler = newScheduler();
+    const before = new CircuitBreaker(telephonyPolicy(), { scheduler });
+    for (let i = 0; i < 5; i++) before.record(fail);
+    for (let i = 0; i < 6; i++) before.record({ kind: 'health-pass' }); // HALF_OPEN, one probe (a check)
+    const { trafficProbes: _dropped, ...older } = roundTrip(before);
+    const after = CircuitBreaker.fromJSON(telephonyPolicy(), older, { scheduler });
+    expect(after.status()).toMatchObject({ state: 'HALF_OPEN', probes: 1, trafficProbes: 0 });
+    expect(() => CircuitBreaker.fromJSON(telephonyPolicy(), { ...older, trafficProbes: 'x' as unknown as number })).toThrow(
+      'breaker snapshot trafficProbes must be a finite number',
+    );
+  });
+
   it('rejects a snapshot of an unknown version', () => {
     const snapshot = { ...new CircuitBreaker(telephonyPolicy()).toJSON(), version: 2 } as unknown as BreakerSnapshot;
     expect(() => CircuitBreaker.fromJSON(telephonyPolicy(), snapshot)).toThrow('unsupported breaker snapshot version 2');

@@ -31,6 +31,8 @@ export interface BreakerSnapshot {
   readonly healthPasses: number;
   readonly probes: number;
   readonly probeSuccesses: number;
+  /** Absent from snapshots written before it was counted: read as 0. */
+  readonly trafficProbes?: number;
   readonly halfOpenAdmissions: number;
 }
 
@@ -56,6 +58,8 @@ export function assertSnapshot(value: unknown): asserts value is BreakerSnapshot
   ]) {
     if (typeof s[key] !== 'number' || !Number.isFinite(s[key])) throw new TypeError(`breaker snapshot ${key} must be a finite number`);
   }
+  if (s.trafficProbes !== undefined && (typeof s.trafficProbes !== 'number' || !Number.isFinite(s.trafficProbes)))
+    throw new TypeError('breaker snapshot trafficProbes must be a finite number');
   for (const key of ['openedAt', 'retryAt', 'retryDelayMs']) {
     if (s[key] !== null && (typeof s[key] !== 'number' || !Number.isFinite(s[key]))) {
       throw new TypeError(`breaker snapshot ${key} must be a number or null`);

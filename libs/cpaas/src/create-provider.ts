@@ -5,6 +5,8 @@ import type { CpaasProvider } from './provider';
 import { SimProviderAdapter } from './sim/sim-provider.adapter';
 import { TwilioProviderAdapter } from './twilio/twilio-provider.adapter';
 import { VonageProviderAdapter } from './vonage/vonage-provider.adapter';
+import { AfricasTalkingProviderAdapter } from './africastalking/africastalking-provider.adapter';
+import { InfobipProviderAdapter } from './infobip/infobip-provider.adapter';
 
 /** Where a provider is reached and which adapter speaks to it (the broker's `PROVIDERS` entries). */
 export interface CpaasProviderConfig {
@@ -60,6 +62,33 @@ export function createProvider(config: CpaasProviderConfig, options: CpaasProvid
         privateKey: optionalCredential(credentials, 'privateKey'),
         signatureSecret: credential(credentials, 'signatureSecret'),
         publicUrl: options.publicUrl,
+        timeoutMs: options.timeoutMs,
+        clock: options.clock,
+      });
+    }
+    case 'africastalking': {
+      const credentials = config.credentials ?? {};
+      if (!options.publicUrl) throw new Error(`provider "${config.name}": the africastalking adapter needs PUBLIC_URL`);
+      return new AfricasTalkingProviderAdapter({
+        name: config.name,
+        username: credential(credentials, 'username'),
+        apiKey: credential(credentials, 'apiKey'),
+        webhookToken: credential(credentials, 'webhookToken'),
+        publicUrl: options.publicUrl,
+        baseUrl: config.baseUrl,
+        timeoutMs: options.timeoutMs,
+        clock: options.clock,
+      });
+    }
+    case 'infobip': {
+      const credentials = config.credentials ?? {};
+      if (!options.publicUrl) throw new Error(`provider "${config.name}": the infobip adapter needs PUBLIC_URL`);
+      return new InfobipProviderAdapter({
+        name: config.name,
+        apiKey: credential(credentials, 'apiKey'),
+        webhookToken: credential(credentials, 'webhookToken'),
+        publicUrl: options.publicUrl,
+        baseUrl: config.baseUrl,
         timeoutMs: options.timeoutMs,
         clock: options.clock,
       });

@@ -7,11 +7,11 @@
 import { Secret } from './secret';
 import { loadVonagePrivateKey } from './vonage/vonage-private-key';
 
-export const ADAPTERS = ['sim', 'twilio', 'vonage'] as const;
+export const ADAPTERS = ['sim', 'twilio', 'vonage', 'africastalking', 'infobip'] as const;
 export type AdapterName = (typeof ADAPTERS)[number];
 
 /** Adapters that talk to a real vendor: they need `PUBLIC_URL`, and their API base has a default. */
-export const VENDOR_ADAPTERS: readonly AdapterName[] = ['twilio', 'vonage'];
+export const VENDOR_ADAPTERS: readonly AdapterName[] = ['twilio', 'vonage', 'africastalking', 'infobip'];
 
 export interface CredentialSpec {
   /** `ACCOUNT_SID` → `PROVIDER_PRIMARY_ACCOUNT_SID`. */
@@ -28,6 +28,15 @@ export interface CredentialSpec {
   /** Turns an accepted value into the credential (a key file's path into the PEM it holds). */
   load?(value: string): string;
 }
+
+/** The secret a vendor that signs nothing finds in the callback URLs the broker gives it (webhook-token.ts). */
+const WEBHOOK_TOKEN: CredentialSpec = {
+  suffix: 'WEBHOOK_TOKEN',
+  key: 'webhookToken',
+  secret: true,
+  accepts: (value) => /^[A-Za-z0-9_-]{32,128}$/.test(value),
+  rule: 'must be 32 to 128 letters, digits, _ or - (make one with: openssl rand -hex 32); it goes into the callback URLs you register',
+};
 
 export const ADAPTER_CREDENTIALS: Record<AdapterName, readonly CredentialSpec[]> = {
   sim: [],
@@ -85,6 +94,33 @@ export const ADAPTER_CREDENTIALS: Record<AdapterName, readonly CredentialSpec[]>
       accepts: (value) => /^\S{16,256}$/.test(value),
       rule: 'must be the signature secret that signs webhooks, 16 to 256 characters (Vonage dashboard, API settings)',
     },
+  ],
+  africastalking: [
+    {
+      suffix: 'USERNAME',
+      key: 'username',
+      secret: false,
+      accepts: (value) => /^[A-Za-z0-9_.-]{1,64}$/.test(value),
+      rule: "must be the application's username (Africa's Talking dashboard; sandbox for the sandbox)",
+    },
+    {
+      suffix: 'API_KEY',
+      key: 'apiKey',
+      secret: true,
+      accepts: (value) => /^\S{20,128}$/.test(value),
+      rule: "must be the application's API key, 20 to 128 characters (Africa's Talking dashboard, Settings, API Key)",
+    },
+    WEBHOOK_TOKEN,
+  ],
+  infobip: [
+    {
+      suffix: 'API_KEY',
+      key: 'apiKey',
+      secret: true,
+      accepts: (value) => /^[A-Za-z0-9-]{20,128}$/.test(value),
+      rule: 'must be an API key, 20 to 128 letters, digits or dashes (Infobip portal, Developers, API keys)',
+    },
+    WEBHOOK_TOKEN,
   ],
 };
 

@@ -2,6 +2,7 @@ export {
   CALL_ANSWERS,
   WEBHOOK_ROUTES,
   providerWebhookUrls,
+  webhookRoutePath,
   type BindProxyRequest,
   type BridgeCallRequest,
   type CallAnswer,
@@ -73,7 +74,12 @@ export { readLimited } from './read-limited';
 export { TWILIO_API_BASE, TwilioProviderAdapter, type TwilioProviderAdapterOptions } from './twilio/twilio-provider.adapter';
 export { TWILIO_OTHER_OUTCOMES, TWILIO_OUTCOMES, twilioOutcome, type TwilioOutcomeRule } from './twilio/twilio-outcomes';
 export { TWILIO_SIGNATURE_HEADER } from './twilio/twilio-webhooks';
-export { VonageProviderAdapter, VONAGE_BRIDGED_CALL_PARAM, type VonageProviderAdapterOptions } from './vonage/vonage-provider.adapter';
+export {
+  VonageProviderAdapter,
+  VONAGE_BRIDGED_CALL_PARAM,
+  VONAGE_BRIDGED_CALL_TAG_PARAM,
+  type VonageProviderAdapterOptions,
+} from './vonage/vonage-provider.adapter';
 export {
   VONAGE_SIGNATURE_TOLERANCE_SEC,
   verifyVonageWebhook,
@@ -82,3 +88,18 @@ export {
 } from './vonage/vonage-signature';
 export { VONAGE_PROBLEM_RULES, VONAGE_STATUS_RULES, classifyVonageAnswer, type VonageOutcomeRule } from './vonage/vonage-outcomes';
 export { connectNcco, talkNcco, type NccoAction } from './vonage/vonage-ncco';
+export {
+  AFRICASTALKING_API_BASE,
+  AfricasTalkingProviderAdapter,
+  type AfricasTalkingProviderAdapterOptions,
+} from './africastalking/africastalking-provider.adapter';
+export {
+  AFRICASTALKING_ACCEPTED_CODES,
+  AFRICASTALKING_HANGUP_CAUSES,
+  AFRICASTALKING_HTTP_RULES,
+  AFRICASTALKING_RECIPIENT_RULES,
+  type AfricasTalkingRule,
+} from './africastalking/africastalking-outcomes';
+export { INFOBIP_API_BASE, InfobipProviderAdapter, type InfobipProviderAdapterOptions } from './infobip/infobip-provider.adapter';
+export { INFOBIP_DIALOG_ENDINGS, INFOBIP_HTTP_RULES, INFOBIP_REJECTED_RULES, type InfobipRule } from './infobip/infobip-outcomes';
+export { WEBHOOK_TOKEN_PARAM, tokenWebhooks, verifyWebhookToken, withWebhookToken } from './webhook-token';

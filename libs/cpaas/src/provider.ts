@@ -65,6 +65,8 @@ export interface SendSmsRequest {
 export interface BridgeCallRequest {
   from: string;
   to: string;
+  /** The inbound call to connect, for a vendor that bridges by an API call (`bridgesByCall`, Infobip's dialogs). */
+  inboundCallId?: string;
 }
 
 /** The broker's webhook routes, under `/v1/providers/:name/`. */
@@ -195,6 +197,17 @@ export interface CpaasProvider {
   healthCheck(): Promise<ProviderResult<void>>;
   /** Signature (and freshness, where the format has it) of a webhook the provider sent us; constant-time. */
   verifyWebhook(req: WebhookRequest): WebhookVerification;
+  /**
+   * For a vendor that posts several kinds of event to one URL (Africa's Talking's voice callback gets
+   * the end of the call too; Infobip's call events all come to one subscription): the route this
+   * webhook is really for. Absent: the route it came to.
+   */
+  webhookRoute?(req: WebhookRequest): WebhookRoute;
+  /**
+   * True when an inbound call is bridged by an API call (`bridgeCall` with `inboundCallId`, through the
+   * breaker) rather than by the webhook's answer alone (Infobip's Calls API); the answer still follows.
+   */
+  readonly bridgesByCall?: boolean;
   /** Throws `InvalidWebhookError` on a body that is not a valid inbound event. */
   parseInbound(channel: 'sms' | 'voice', req: WebhookRequest): InboundEvent;
   /** Throws `InvalidWebhookError` on a body that is not a valid status event. */
@@ -221,8 +234,13 @@ export interface CpaasProvider {
   close(): Promise<void>;
 }
 
+/** The path of a provider's webhook route on the broker, e.g. `/v1/providers/primary/inbound/sms`. */
+export function webhookRoutePath(provider: string, route?: WebhookRoute): string {
+  return `/v1/providers/${encodeURIComponent(provider)}${route ? `/${route}` : ''}`;
+}
+
 /** The broker's own webhook URLs for a provider, as the vendor must call them. */
 export function providerWebhookUrls(publicUrl: string, provider: string): NumberWebhooks & { base: string } {
-  const base = `${publicUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(provider)}`;
+  const base = `${publicUrl.replace(/\/+$/, '')}${webhookRoutePath(provider)}`;
   return { base, smsUrl: `${base}/inbound/sms`, voiceUrl: `${base}/inbound/voice`, statusCallback: `${base}/status` };
 }

@@ -4,6 +4,7 @@
  * classified (counted against the provider), never thrown. And the reading of a 2xx answer: a
  * JSON object whose expected id is there, or a counted rejection / malformed answer.
  */
+import { performance } from 'node:perf_hooks';
 import type { Agent, Dispatcher } from 'undici';
 import type { ProviderFailure, ProviderOperation, ProviderResult } from './provider';
 import { readLimited } from './read-limited';
@@ -75,4 +76,47 @@ export function readSuccess<T>(
   if ('malformed' in reading)
     return { failure: { countsAgainstProvider: true, cause: 'malformed', status }, reason: `HTTP ${status} with ${reading.malformed}` };
   return reading;
+}
+
+/** How a vendor's non-2xx answer is classified: its rule, and what of the vendor's own words to quote. */
+export interface Refusal {
+  countsAgainstProvider: boolean;
+  cause: ProviderFailure['cause'];
+  meaning: string;
+  /** The vendor's words (never a credential), one short line. */
+  said?: string;
+  vendorCode?: string;
+}
+
+/** One vendor call, start to classified end: transport and timeout, a refused status, a 2xx read by `read`. */
+export async function callVendor<T>(call: {
+  provider: string;
+  operation: ProviderOperation;
+  agent: Agent;
+  request: Omit<Dispatcher.RequestOptions, 'signal'>;
+  timeoutMs: number;
+  maxAnswerBytes: number;
+  refusal: (status: number, text: string) => Refusal;
+  read: (answer: Record<string, unknown>) => Reading<T>;
+}): Promise<ProviderResult<T>> {
+  const started = performance.now();
+  const fail = failedCall<T>(call.provider, call.operation, started);
+  const answered = await requestWithin(call.agent, call.request, call.timeoutMs, call.maxAnswerBytes);
+  if ('failure' in answered) return fail(answered.failure, answered.reason);
+  const { status, text } = answered;
+  if (status < 200 || status >= 300) {
+    const refused = call.refusal(status, text);
+    return fail(
+      {
+        countsAgainstProvider: refused.countsAgainstProvider,
+        cause: refused.cause,
+        status,
+        ...(refused.vendorCode === undefined ? {} : { vendorCode: refused.vendorCode }),
+      },
+      `HTTP ${status} ${refused.meaning}${refused.said ? `: ${refused.said}` : ''}`,
+    );
+  }
+  const reading = readSuccess(status, text, call.read);
+  if ('failure' in reading) return fail(reading.failure, reading.reason);
+  return { ok: true, value: reading.value, latencyMs: performance.now() - started };
 }

@@ -43,6 +43,10 @@ export function describeEvent(event: WebhookEvent): string {
       return `message.failed: ${event.data.from} -> ${event.data.to}: ${event.data.reason}`;
     case 'call.completed':
       return `call.completed: ${event.data.from} -> ${event.data.to}: ${event.data.answer}, ${event.data.durationSec} s`;
+    case 'interaction.blocked':
+      return `interaction.blocked: ${event.data.channel} ${event.data.from} -> ${event.data.to}: ${event.data.reason}`;
+    case 'interaction.out_of_session':
+      return `interaction.out_of_session: ${event.data.channel} from ${event.data.from} to ${event.data.proxyNumber} (${event.data.reason})`;
     case 'provider.state_changed':
       return `provider.state_changed: ${event.data.provider} ${event.data.from} -> ${event.data.to}`;
   }

@@ -120,3 +120,86 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 });
+
+describe('BrokerClient.sendMessage', () => {
+  const accepted: Answer = (res) =>
+    res
+      .writeHead(202, { 'content-type': 'application/json' })
+      .end(
+        '{"id":"i1","channel":"sms","from":"+2349010000001","to":"+2348030000001","status":"relayed","createdAt":"2031-01-01T00:00:00.000Z"}',
+      );
+
+  it('sends one Idempotency-Key and reuses it on every retry, so a retried send never sends twice', async () => {
+    const answer: Answer = (res, attempt) =>
+      attempt < 3 ? res.writeHead(503, { 'content-type': 'application/problem+json' }).end('{"status":503}') : accepted(res, attempt);
+    await withServer(answer, async (url, seen) => {
+      const client = new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 });
+      const sent = await client.sendMessage('s1', { to: '+2348030000001', text: 'hi' });
+      expect(seen).toHaveLength(3);
+      const keys = seen.map((h) => h['idempotency-key']);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Set(keys)).toEqual(new Set([keys[0]]));
+      expect(sent).toMatchObject({ id: 'i1', status: 'relayed', idempotencyKey: keys[0], replayed: false });
+    });
+  });
+
+  it('sends the key it is given, and says when the broker replayed an earlier answer', async () => {
+    const replayed: Answer = (res) =>
+      res
+        .writeHead(202, { 'content-type': 'application/json', 'idempotent-replayed': 'true' })
+        .end(
+          '{"id":"i1","channel":"sms","from":"+2349010000001","to":"+2348030000001","status":"relayed","createdAt":"2031-01-01T00:00:00.000Z"}',
+        );
+    await withServer(replayed, async (url, seen) => {
+      const sent = await new BrokerClient({ baseUrl: url, apiKey: 'k' }).sendMessage(
+        's1',
+        { to: '+2348030000001', text: 'hi' },
+        { idempotencyKey: 'ride-1-arrived' },
+      );
+      expect(seen[0]['idempotency-key']).toBe('ride-1-arrived');
+      expect(sent).toMatchObject({ idempotencyKey: 'ride-1-arrived', replayed: true });
+    });
+  });
+});
+
+describe('BrokerClient retries only what a retry can fix', () => {
+  /** The first answer is this problem, every later one a success. */
+  const problemFirst =
+    (status: number, slug: string | null): Answer =>
+    (res, attempt) =>
+      attempt === 1
+        ? res
+            .writeHead(status, { 'content-type': 'application/problem+json', 'retry-after': '0' })
+            .end(JSON.stringify({ type: slug ? `/problems/${slug}` : 'about:blank', title: 'x', status, detail: 'x' }))
+        : ok(res, attempt);
+
+  it.each([
+    [429, 'rate-limited'],
+    [429, null],
+    [503, 'providers-failed'],
+    [503, 'reservation-expired'],
+    [503, 'database-unavailable'],
+    [500, 'internal-error'],
+    [502, null],
+  ])('retries %i %s: it may pass in a moment', async (status, slug) => {
+    await withServer(problemFirst(status, slug), async (url, seen) => {
+      await new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 }).getCallbackUrl();
+      expect(seen).toHaveLength(2);
+    });
+  });
+
+  it.each([
+    [429, 'participant-limit'],
+    [429, 'too-many-streams'],
+    [503, 'pool-exhausted'],
+    [503, 'no-provider'],
+    [422, 'provider-refused'],
+    [409, 'idempotency-key-reused'],
+  ])('does not retry %i %s: the same request would get the same answer', async (status, slug) => {
+    await withServer(problemFirst(status, slug), async (url, seen) => {
+      const error = await failure(() => new BrokerClient({ baseUrl: url, apiKey: 'k', retryDelayMs: 1 }).getCallbackUrl());
+      expect(error).toMatchObject({ status, type: `/problems/${slug}`, retryable: false });
+      expect(seen).toHaveLength(1);
+    });
+  });
+});

@@ -1,7 +1,8 @@
 /**
- * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on a
- * network error, a timeout, a 5xx or a 429 with a short, bounded, jittered backoff (or after the
- * broker's `Retry-After`); never on another 4xx. `createSession` sends an Idempotency-Key (a fresh
+ * The broker's HTTP API for a customer's backend. Every call has a timeout and is retried on what a
+ * retry can fix (a network error, a timeout, a rate limit, a 5xx but `pool-exhausted` and `no-provider`:
+ * `BrokerApiError.retryable`) with a short, bounded, jittered backoff (or after the broker's
+ * `Retry-After`); never on another 4xx, `429 participant-limit` included. `createSession` sends an Idempotency-Key (a fresh
  * UUID unless given) and reuses that same key on every retry, so a retried create never makes a
  * second session. Every call sends one `x-request-id`, and every error carries it as `requestId`.
  */
@@ -10,6 +11,8 @@ import { BrokerApiError, BrokerError, BrokerNetworkError, BrokerTimeoutError } f
 import { readServerSentEvents } from './sse';
 import type {
   AccountCallbackUrl,
+  AccountDefaultCountry,
+  AccountInterceptUrl,
   BrokerEvent,
   CpaasHealth,
   CpaasHealthEvent,
@@ -21,6 +24,7 @@ import type {
   ListSessionsQuery,
   RevealedWebhookSecret,
   RotatedWebhookSecret,
+  SendMessageInput,
   Session,
   SessionPage,
   WebhookSecretStatus,
@@ -63,6 +67,18 @@ export interface CallOptions {
 export interface CreateSessionOptions extends CallOptions {
   /** Default: a fresh UUID; pass your own to make a create safe to repeat across your own restarts. */
   idempotencyKey?: string;
+}
+
+export interface SendMessageOptions extends CallOptions {
+  /** Default: a fresh UUID, reused by every retry of the call; pass your own to make a send safe to repeat across restarts. */
+  idempotencyKey?: string;
+}
+
+export interface SentMessage extends Interaction {
+  /** The Idempotency-Key the message was sent with. */
+  readonly idempotencyKey: string;
+  /** True when the broker answered with the stored response of an earlier request with this key. */
+  readonly replayed: boolean;
 }
 
 export interface CreatedSession extends Session {
@@ -144,7 +160,7 @@ export class BrokerClient {
     let cursor: string | undefined = query.cursor;
     do {
       const page: SessionPage = await this.json<SessionPage>(
-        { method: 'GET', path: '/v1/sessions', query: { status: query.status, limit: query.limit, cursor } },
+        { method: 'GET', path: '/v1/sessions', query: { status: query.status, uniqueName: query.uniqueName, limit: query.limit, cursor } },
         options,
       );
       yield page;
@@ -157,12 +173,39 @@ export class BrokerClient {
     return this.json<Session>({ method: 'DELETE', path: `/v1/sessions/${encodeURIComponent(id)}` }, options);
   }
 
-  async listInteractions(sessionId: string, options: CallOptions = {}): Promise<Interaction[]> {
-    const body = await this.json<{ interactions: Interaction[] }>(
-      { method: 'GET', path: `/v1/sessions/${encodeURIComponent(sessionId)}/interactions` },
+  /**
+   * Sends a text from the session's proxy number to one participant (202: accepted, relayed or queued). Durable
+   * and retried by the broker like a relay (`message.relayed` / `message.failed`). Sends an Idempotency-Key (a
+   * fresh UUID unless given) and reuses it on every retry, so a retried send never sends twice.
+   */
+  async sendMessage(sessionId: string, input: SendMessageInput, options: SendMessageOptions = {}): Promise<SentMessage> {
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const response = await this.send(
+      {
+        method: 'POST',
+        path: `/v1/sessions/${encodeURIComponent(sessionId)}/messages`,
+        body: input,
+        headers: { 'idempotency-key': idempotencyKey },
+      },
       options,
     );
-    return body.interactions;
+    const interaction = (await response.json()) as Interaction;
+    return { ...interaction, idempotencyKey, replayed: response.headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** Every interaction of the session, oldest first: the broker answers them in pages, followed here to the last. */
+  async listInteractions(sessionId: string, options: CallOptions = {}): Promise<Interaction[]> {
+    const all: Interaction[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.json<{ interactions: Interaction[]; nextCursor?: string | null }>(
+        { method: 'GET', path: `/v1/sessions/${encodeURIComponent(sessionId)}/interactions`, query: { limit: 200, cursor } },
+        options,
+      );
+      all.push(...page.interactions);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return all;
   }
 
   /** The breaker state of every provider (no auth needed). */
@@ -182,6 +225,29 @@ export class BrokerClient {
    */
   async setCallbackUrl(callbackUrl: string | null, options: CallOptions = {}): Promise<AccountCallbackUrl> {
     return this.json<AccountCallbackUrl>({ method: 'PUT', path: '/v1/account/callback-url', body: { callbackUrl } }, options);
+  }
+
+  /** The country whose national numbers participants may be written in (`GET /v1/account/default-country`). */
+  async getDefaultCountry(options: CallOptions = {}): Promise<AccountDefaultCountry> {
+    return this.json<AccountDefaultCountry>({ method: 'GET', path: '/v1/account/default-country' }, options);
+  }
+
+  /** Sets (or clears, with null) it: with `NG`, `08031234567` is read as `+2348031234567`; answers stay E.164. */
+  async setDefaultCountry(country: string | null, options: CallOptions = {}): Promise<AccountDefaultCountry> {
+    return this.json<AccountDefaultCountry>({ method: 'PUT', path: '/v1/account/default-country', body: { country } }, options);
+  }
+
+  /** The account's intercept URL (`GET /v1/account/intercept-url`). */
+  async getInterceptUrl(options: CallOptions = {}): Promise<AccountInterceptUrl> {
+    return this.json<AccountInterceptUrl>({ method: 'GET', path: '/v1/account/intercept-url' }, options);
+  }
+
+  /**
+   * Sets (or clears, with null) the URL asked before each relay and bridge of the account's sessions that name
+   * no interceptUrl of their own: answer 2xx to let it through, 403 to block it (`constructInterceptRequest`).
+   */
+  async setInterceptUrl(interceptUrl: string | null, options: CallOptions = {}): Promise<AccountInterceptUrl> {
+    return this.json<AccountInterceptUrl>({ method: 'PUT', path: '/v1/account/intercept-url', body: { interceptUrl } }, options);
   }
 
   /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */

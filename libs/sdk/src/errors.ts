@@ -8,6 +8,11 @@ import type { ProblemDetails, ProblemFieldError } from './types';
 export type BrokerApiErrorKind =
   'validation' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'server' | 'client';
 
+/** The 429s a short wait ends: the broker's rate limits, and one from something in front of it. */
+const TRANSIENT_429 = new Set(['/problems/rate-limited', 'about:blank']);
+/** The 5xx a retry cannot end: the pool has no number for these participants, or an operator disabled every provider. */
+const LASTING_5XX = new Set(['/problems/pool-exhausted', '/problems/no-provider']);
+
 export interface BrokerErrorOptions {
   cause?: unknown;
   /** The `x-request-id` of the call: the broker logs every request under it. */
@@ -63,9 +68,14 @@ export class BrokerApiError extends BrokerError {
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 
-  /** True when retrying the same request may succeed (5xx, 429). */
+  /**
+   * True when the same request, sent again soon, may succeed: a rate limit (429 `rate-limited`, or a 429
+   * that is no problem of the broker's, a proxy's), or a 5xx other than the ones only a change can end
+   * (`pool-exhausted`, `no-provider`). Never another 4xx: `429 participant-limit` stays until a session ends.
+   */
   get retryable(): boolean {
-    return this.status >= 500 || this.status === 429;
+    if (this.status === 429) return TRANSIENT_429.has(this.type);
+    return this.status >= 500 && !LASTING_5XX.has(this.type);
   }
 
   /** Reads a failed response's body into the matching error class; a body that is no problem still gives one. */

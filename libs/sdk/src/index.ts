@@ -5,6 +5,8 @@ export {
   type CallOptions,
   type CreateSessionOptions,
   type CreatedSession,
+  type SendMessageOptions,
+  type SentMessage,
   type WatchOptions,
 } from './client';
 export {
@@ -27,6 +29,8 @@ export {
 export { ServerSentEventParser, readServerSentEvents, type ServerSentEvent } from './sse';
 export type {
   AccountCallbackUrl,
+  AccountDefaultCountry,
+  AccountInterceptUrl,
   BreakerState,
   BreakerTransition,
   BrokerEvent,
@@ -44,12 +48,17 @@ export type {
   EventDataByType,
   EventPage,
   EventType,
+  ExpiredReason,
+  InterceptRequest,
   Interaction,
+  InteractionBlockedData,
+  InteractionOutOfSessionData,
   InteractionStatus,
   ListEventsQuery,
   ListSessionsQuery,
   MessageFailedData,
   MessageRelayedData,
+  NumberSelection,
   Participant,
   ProblemDetails,
   ProblemFieldError,
@@ -57,7 +66,9 @@ export type {
   ProviderStateChangedData,
   RevealedWebhookSecret,
   RotatedWebhookSecret,
+  SendMessageInput,
   Session,
+  SessionChannelsInput,
   SessionEventData,
   SessionEventType,
   SessionPage,
@@ -70,6 +81,7 @@ export { SDK_VERSION } from './version';
 export {
   WebhookVerificationError,
   constructEvent,
+  constructInterceptRequest,
   newWebhookSecret,
   signWebhook,
   verifyWebhook,

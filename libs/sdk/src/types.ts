@@ -9,10 +9,21 @@ export interface Participant {
   number: string;
 }
 
+/** Why a session expired: its `expiresAt` (ttlSeconds), or `idleTtlSeconds` without an interaction. */
+export type ExpiredReason = 'ttl' | 'idle';
+
+/** `prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule allows. */
+export type NumberSelection = 'any' | 'prefer-sticky';
+
 export interface Session {
   id: string;
-  channel: Channel;
+  /** What the session carries, voice first: calls, texts or both, through its one proxy number. */
+  channels: Channel[];
+  /** @deprecated The session's one channel; null for a session with both. Read `channels`. */
+  channel: Channel | null;
   status: SessionStatus;
+  /** Set once it expired. */
+  expiredReason: ExpiredReason | null;
   /** The provider the session was created on; it keeps it until it ends. */
   provider: string;
   /** The masked number both participants see, E.164. */
@@ -20,24 +31,51 @@ export interface Session {
   /** The two participants, in the order they were given. */
   participants: Participant[];
   createdAt: string;
+  /** The hard limit: it ends then, however recent its last interaction. */
   expiresAt: string;
+  /** It expires this long after its last interaction (or its creation); null: only expiresAt ends it. */
+  idleTtlSeconds: number | null;
+  /** Its last interaction; null while it has none. */
+  lastInteractionAt: string | null;
+  uniqueName: string | null;
   callbackUrl: string | null;
+  /** Its own intercept URL; null: the account's, if any. */
+  interceptUrl: string | null;
   /** What was given at creation; `{}` when nothing was. */
   metadata: Record<string, unknown>;
 }
 
-export interface CreateSessionInput {
-  channel: Channel;
+/** `channels` (one or both), or the older `channel` (one). */
+export type SessionChannelsInput = { channels: readonly Channel[]; channel?: Channel } | { channel: Channel; channels?: undefined };
+
+export type CreateSessionInput = SessionChannelsInput & {
   /** Exactly two distinct E.164 numbers (a list built elsewhere is fine; the broker checks the count). */
   participants: readonly Participant[];
   /** Default 3600, at most 7 days. */
   ttlSeconds?: number;
+  /** Expire after this long without an interaction (60 s to 7 days); `expiresAt` stays the hard limit. */
+  idleTtlSeconds?: number;
+  /** Unique among the account's live sessions (409 on a second); `listSessions({ uniqueName })` finds it. */
+  uniqueName?: string;
   callbackUrl?: string;
+  /** Asked before each relay and bridge of this session instead of the account's intercept URL. */
+  interceptUrl?: string;
+  numberSelection?: NumberSelection;
   metadata?: Record<string, unknown>;
+};
+
+/** `POST /v1/sessions/:id/messages`: a text from the proxy number to one participant. */
+export interface SendMessageInput {
+  /** One of the session's participants. */
+  to: string;
+  /** 1 to 1 600 characters. */
+  text: string;
 }
 
 export interface ListSessionsQuery {
   status?: SessionStatus;
+  /** Only the sessions with this uniqueName. */
+  uniqueName?: string;
   /** Page size the broker is asked for. */
   limit?: number;
   /** Start from this cursor instead of the first page. */
@@ -49,16 +87,55 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
+/**
+ * `undelivered`: the provider accepted a relayed text and later reported it undelivered; `canceled`: a bridged call the caller
+ * hung up before it was answered; `blocked`: the intercept refused it (not relayed, not bridged); `out-of-session`: it came
+ * on a channel the session does not have.
+ */
 export type InteractionStatus =
-  'pending' | 'relayed' | 'delivered' | 'failed' | 'bridged' | 'completed' | 'busy' | 'no-answer' | 'declined';
+  | 'pending'
+  | 'relayed'
+  | 'delivered'
+  | 'undelivered'
+  | 'failed'
+  | 'bridged'
+  | 'completed'
+  | 'busy'
+  | 'no-answer'
+  | 'declined'
+  | 'canceled'
+  | 'blocked'
+  | 'out-of-session';
 
 export interface Interaction {
   id: string;
   channel: Channel;
+  /** Who wrote or called; the proxy number for a message the app sent. */
   from: string;
   to: string;
   status: InteractionStatus;
   createdAt: string;
+}
+
+/** `GET` and `PUT /v1/account/intercept-url`. */
+export interface AccountInterceptUrl {
+  /** Asked before each relay and bridge of a session that names none of its own; null when unset. */
+  interceptUrl: string | null;
+}
+
+/**
+ * What the broker POSTs to an intercept URL before it relays a text or bridges a call, signed like every
+ * webhook (`constructInterceptRequest` verifies and reads it). Answer 2xx to let it through, 403 to block it.
+ */
+export interface InterceptRequest {
+  /** The interaction's id: the same if the provider sends its webhook again. */
+  id: string;
+  type: 'interaction.intercept';
+  timestamp: string;
+  data: {
+    session: Session;
+    interaction: { id: string; channel: Channel; from: string; to: string; /** A text's body. */ text?: string; createdAt: string };
+  };
 }
 
 export interface ProviderHealth {
@@ -70,6 +147,8 @@ export interface ProviderHealth {
   lastError: string | null;
   /** Taken out of routing by an operator (separate from the breaker). */
   disabled?: boolean;
+  /** Why an operator disabled it. */
+  disabledReason?: string | null;
   /** When the current state was entered. */
   since?: string;
   /** Why the last transition happened. */
@@ -80,16 +159,36 @@ export interface ProviderHealth {
   healthPasses?: number;
   probes?: number;
   probeSuccesses?: number;
+  /** HALF_OPEN: the probes of real traffic (binds, sends, bridged calls) the close gate counts; health checks alone never close. */
+  trafficProbes?: number;
+  /** Active sessions on this provider (refreshed every few seconds). */
+  activeSessions?: number;
+  /** The same, by the channels the sessions carry (`voice`, `sms`, `voice+sms`). */
+  activeSessionsByChannels?: Record<string, number>;
+  /** Proxy numbers: held, enabled, carrying at least one active session (a number carrying sessions still takes more); the enabled ones that carry voice, sms. */
+  pool?: { total: number; enabled: number; inUse: number; voice: number; sms: number };
+  /** `cluster`: the state the cluster's leader decided; `replica`: this replica, cut off from the database, decides alone. */
+  scope?: 'cluster' | 'replica';
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
   /** Fields a newer broker adds are kept as they come. */
   [field: string]: unknown;
 }
 
 export interface CpaasHealth {
   providers: ProviderHealth[];
+  /** The replica that answered. */
+  replica?: string;
+  /** The replica that leads the breakers; null when none is known. */
+  leader?: string | null;
+  /** When the replica that answered started. */
+  startedAt?: string;
   timestamp: string;
 }
 
 export interface BreakerTransition {
+  /** Set on a persisted transition (`GET /v1/health/cpaas/history`); a live one from the stream has none yet. */
+  id?: string;
   provider: string;
   from: BreakerState;
   to: BreakerState;
@@ -117,6 +216,12 @@ export interface ProblemDetails {
   errors?: ProblemFieldError[];
   errorId?: string;
   [extension: string]: unknown;
+}
+
+/** `GET` and `PUT /v1/account/default-country`. */
+export interface AccountDefaultCountry {
+  /** ISO 3166 alpha-2 (`NG`): participant numbers written without `+` are read as this country's; null: E.164 only. */
+  country: string | null;
 }
 
 /** `GET` and `PUT /v1/account/callback-url`. */
@@ -158,7 +263,8 @@ export interface RotatedWebhookSecret {
   previousSecretExpiresAt: string | null;
 }
 
-export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined';
+/** How a bridged call ended: `canceled`, the caller hung up before an answer; `failed`, the provider could not set up the bridge. */
+export type CallAnswer = 'completed' | 'busy' | 'no-answer' | 'declined' | 'canceled' | 'failed';
 
 /**
  * What the `data` of every webhook event carries, whatever its type (the event types extend it).
@@ -201,6 +307,35 @@ export interface CallCompletedData extends WebhookEventDataBase {
   durationSec: number;
 }
 
+/** `data` of `interaction.blocked`: the intercept answered 403, or failed with INTERCEPT_ON_ERROR=block; nothing was relayed or bridged. */
+export interface InteractionBlockedData extends WebhookEventDataBase {
+  sessionId: string;
+  interactionId: string;
+  channel: Channel;
+  from: string;
+  to: string;
+  /** `blocked`: the intercept answered 403; `timeout` or `error`: INTERCEPT_ON_ERROR=block decided. */
+  outcome: 'blocked' | 'timeout' | 'error';
+  reason: string;
+}
+
+/**
+ * `data` of `interaction.out_of_session`: a text or call to one of your numbers that reached no relay. `no-session`:
+ * a sender without a live session on a number dedicated to your account (sessionId null); `channel-not-in-session`:
+ * a participant on a channel their session does not have.
+ */
+export interface InteractionOutOfSessionData extends WebhookEventDataBase {
+  reason: 'no-session' | 'channel-not-in-session';
+  sessionId: string | null;
+  interactionId: string | null;
+  channel: Channel;
+  from: string;
+  proxyNumber: string;
+  provider: string;
+  /** A text's body. */
+  text?: string;
+}
+
 /** `data` of `provider.state_changed` (sent to OPS_WEBHOOK_URL only). */
 export interface ProviderStateChangedData extends BreakerTransition, WebhookEventDataBase {}
 
@@ -212,6 +347,8 @@ export interface EventDataByType {
   'message.relayed': MessageRelayedData;
   'message.failed': MessageFailedData;
   'call.completed': CallCompletedData;
+  'interaction.blocked': InteractionBlockedData;
+  'interaction.out_of_session': InteractionOutOfSessionData;
   'provider.state_changed': ProviderStateChangedData;
 }
 

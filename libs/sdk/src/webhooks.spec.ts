@@ -1,5 +1,6 @@
 import {
   constructEvent,
+  constructInterceptRequest,
   newWebhookSecret,
   signWebhook,
   verifyWebhook,
@@ -160,5 +161,51 @@ describe('signing as the broker does (newWebhookSecret, several secrets)', () =>
     const payload = '{"id":"evt_1"}';
     const headers = { ...signed(secret), 'webhook-signature': signWebhook({ id: 'dlv_1', timestamp: now / 1000, payload, secret }) };
     expect(failure(() => constructEvent(payload, headers, secret, { now }))).toBe('invalid_body');
+  });
+});
+
+describe('constructInterceptRequest', () => {
+  const secret = newWebhookSecret();
+  const signed = (body: unknown) => {
+    const payload = JSON.stringify(body);
+    const timestamp = Math.floor(Date.now() / 1000);
+    return {
+      payload,
+      headers: {
+        'webhook-id': 'i1',
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook({ id: 'i1', timestamp, payload, secret }),
+      },
+    };
+  };
+  const question = {
+    id: 'i1',
+    type: 'interaction.intercept',
+    timestamp: '2031-01-01T00:00:00.000Z',
+    data: {
+      session: { id: 's1' },
+      interaction: {
+        id: 'i1',
+        channel: 'sms',
+        from: '+2348030000001',
+        to: '+2348030000002',
+        text: 'hi',
+        createdAt: '2031-01-01T00:00:00.000Z',
+      },
+    },
+  };
+
+  it('returns a signed intercept request, typed', () => {
+    const { payload, headers } = signed(question);
+    const request = constructInterceptRequest(payload, headers, secret);
+    expect(request.type).toBe('interaction.intercept');
+    expect(request.data.interaction.text).toBe('hi');
+  });
+
+  it('refuses a signed body of another type, and one signed with another secret', () => {
+    const other = signed({ ...question, type: 'message.relayed' });
+    expect(() => constructInterceptRequest(other.payload, other.headers, secret)).toThrow(WebhookVerificationError);
+    const { payload, headers } = signed(question);
+    expect(() => constructInterceptRequest(payload, headers, newWebhookSecret())).toThrow(/No webhook-signature matches/);
   });
 });

@@ -10,7 +10,7 @@
  * other string with its UTF-8 bytes; a Uint8Array is the raw key.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { WebhookEvent } from './types';
+import type { InterceptRequest, WebhookEvent } from './types';
 
 export type WebhookSecret = string | Uint8Array;
 
@@ -109,6 +109,23 @@ export function constructEvent(
   if (!isEventBody(body))
     throw new WebhookVerificationError('invalid_body', 'The webhook body is not a broker event (id, type, timestamp, data).');
   return body;
+}
+
+/**
+ * Verifies an intercept request (`interaction.intercept`, POSTed to your intercept URL before a relay or a
+ * bridge) and returns it typed. Answer 2xx to let the interaction through, 403 to block it. Throws
+ * WebhookVerificationError when the signature, the timestamp or the body is wrong.
+ */
+export function constructInterceptRequest(
+  payload: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: WebhookSecret | readonly WebhookSecret[],
+  options: ConstructEventOptions = {},
+): InterceptRequest {
+  const { body } = verifyWebhook<unknown>({ payload, headers, secret, ...options });
+  if (!isEventBody(body) || (body as { type: string }).type !== 'interaction.intercept')
+    throw new WebhookVerificationError('invalid_body', 'The body is not an interaction.intercept request.');
+  return body as unknown as InterceptRequest;
 }
 
 function isEventBody(body: unknown): body is WebhookEvent {

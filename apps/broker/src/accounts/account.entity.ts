@@ -1,7 +1,8 @@
-import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A customer of the broker. Sessions, keys and callback settings belong to one account. */
 @Entity('accounts')
+@Check('chk_accounts_default_country', `"default_country" ~ '^[A-Z]{2}$'`)
 export class Account {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -13,6 +14,10 @@ export class Account {
   @Column({ name: 'default_callback_url', type: 'text', nullable: true })
   defaultCallbackUrl: string | null;
 
+  /** Asked before every relay and bridge of a session that names no interceptUrl of its own (`PUT /v1/account/intercept-url`). */
+  @Column({ name: 'intercept_url', type: 'text', nullable: true })
+  interceptUrl: string | null;
+
   /**
    * ISO 3166 countries this account may connect participants in; null: the countries of the
    * pool's numbers (docs/security.md). Widened by the admin API and `broker accounts destinations`.
@@ -23,6 +28,10 @@ export class Account {
   /** Premium-rate and other special-rate numbers are refused unless an operator allows them here. */
   @Column({ name: 'allow_special_rate', type: 'boolean', default: false })
   allowSpecialRate: boolean;
+
+  /** ISO 3166 country whose national numbers participants may be written in (`PUT /v1/account/default-country`); null: E.164 only. */
+  @Column({ name: 'default_country', type: 'text', nullable: true })
+  defaultCountry: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

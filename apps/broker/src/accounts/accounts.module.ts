@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { DestinationsModule } from '../destinations/destinations.module';
+import { AccountSettingsController } from './account-settings.controller';
 import { AccountsAdminController } from './accounts-admin.controller';
 import { AccountRepository } from './account.repository';
 import { AccountsService } from './accounts.service';
@@ -10,7 +11,7 @@ import { AdminTokenGuard, ApiKeyGuard } from './auth.guards';
 @Module({
   imports: [DestinationsModule],
   providers: [AccountsService, AccountRepository, ApiKeyGuard, AdminTokenGuard, RateLimits],
-  controllers: [AccountsAdminController],
+  controllers: [AccountsAdminController, AccountSettingsController],
   exports: [AccountsService, ApiKeyGuard, AdminTokenGuard, RateLimits],
 })
 export class AccountsModule {}

@@ -10,6 +10,8 @@ export interface BreakerSettings {
   windowErrorRate: number;
   windowMinCalls: number;
   healthIntervalMs: number;
+  /** BREAKER_CLOSED_CHECK_INTERVAL_MS: the leader's check of a CLOSED provider that keeps no sessions; 0: none. */
+  closedCheckIntervalMs: number;
   halfOpenAfterPasses: number;
   halfOpenProbeShare: number;
   closeSuccessRate: number;
@@ -48,7 +50,11 @@ export interface BrokerConfig {
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];
+  /** Where `apiKeys` came from, for the keys' label and the start-up line; unset: BROKER_API_KEY. */
+  apiKeysFrom?: { label: string; description: string };
   adminToken?: string;
+  /** METRICS_TOKEN: when set, `/metrics` and `/docs` require it as a bearer token. */
+  metricsToken?: string;
   sessions: {
     sweepIntervalMs: number;
     /** 0: read at start only. */
@@ -59,6 +65,11 @@ export interface BrokerConfig {
     simSeedNumbers: number;
     /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
     participantLimit: number;
+  };
+  /** The synchronous question asked before each relay and bridge of a session with an intercept URL. */
+  intercept: {
+    timeoutMs: number;
+    onError: 'allow' | 'block';
   };
   notifications: {
     opsWebhookUrl?: string;
@@ -81,11 +92,23 @@ export interface BrokerConfig {
     leaseMs: number;
     secretOverlapMs: number;
   };
+  /** METRICS_REFRESH_MS: how often the cluster gauges are read from the database. */
+  metricsRefreshMs: number;
+  /** INTERACTION_TEXT_RETENTION_DAYS: a message's text is erased this many days after it arrived. */
+  interactionTextRetentionDays: number;
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
-  /** Token buckets per API key, and for wrong credentials per client address (docs/security.md), per replica. */
-  rateLimits: Record<'creates' | 'reads' | 'authFailures', { perSecond: number; burst: number }>;
+  /**
+   * TRUST_PROXY: which proxies' `X-Forwarded-For` names the client (docs/security.md). A hop count (0: none,
+   * the connection is the client), or the addresses and CIDR ranges of the proxies (Express's `trust proxy`).
+   */
+  trustProxy: number | string[];
+  /**
+   * Token buckets per API key, for wrong credentials per client address, and for relays per session
+   * (docs/security.md), per replica.
+   */
+  rateLimits: Record<'creates' | 'reads' | 'authFailures' | 'sessionRelays', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */
   http: {
     headersTimeoutMs: number;

@@ -97,6 +97,10 @@ export class EnvironmentVariables {
   @IntVar(10, 86_400_000)
   BREAKER_HEALTH_INTERVAL_MS = 30_000;
 
+  /** The leader's check of a CLOSED provider that keeps no sessions (Twilio, Vonage); 0: none. 0 or at least 10. */
+  @IntVar(0, 86_400_000)
+  BREAKER_CLOSED_CHECK_INTERVAL_MS = 30_000;
+
   @IntVar(1, 1000)
   BREAKER_HALF_OPEN_AFTER_PASSES = 5;
 
@@ -141,6 +145,13 @@ export class EnvironmentVariables {
   @MaxLength(512)
   ADMIN_TOKEN?: string;
 
+  /** When set, `/metrics` and the API docs (`/docs`) answer only `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @MaxLength(512)
+  METRICS_TOKEN?: string;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
@@ -168,6 +179,14 @@ export class EnvironmentVariables {
   @IntVar(1, 100_000)
   SSE_MAX_STREAMS_PER_CLIENT = 10;
 
+  /**
+   * Whose `X-Forwarded-For` to believe for the client address (failure throttle, stream caps): a hop count, or
+   * the proxies' addresses and CIDR ranges. Unset: none; the connection's address is the client. Checked in loadConfig.
+   */
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
   /** Token bucket per API key for creates (every request that is not a GET): refill per second and burst. Per replica. */
   @NumberVar(0.01, 100_000)
   RATE_LIMIT_CREATES_PER_SECOND = 10;
@@ -188,6 +207,13 @@ export class EnvironmentVariables {
 
   @IntVar(1, 1_000_000)
   RATE_LIMIT_AUTH_FAILURES_BURST = 20;
+
+  /** Token bucket per session for relayed texts and calls: refill per second and burst. Per replica. */
+  @NumberVar(0.001, 100_000)
+  RATE_LIMIT_SESSION_RELAYS_PER_SECOND = 0.5;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_SESSION_RELAYS_BURST = 30;
 
   /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
   @IntVar(1, 1000)
@@ -210,6 +236,22 @@ export class EnvironmentVariables {
   @MinLength(1)
   @MaxLength(480)
   OUT_OF_SESSION_REPLY = 'reject';
+
+  /** How long the broker waits for an intercept URL's answer before INTERCEPT_ON_ERROR decides. */
+  @IntVar(10, 30_000)
+  INTERCEPT_TIMEOUT_MS = 2_000;
+
+  /** What an intercept that does not answer 2xx or 403 in time decides: let the interaction through, or block it. */
+  @IsIn(['allow', 'block'], { message: 'INTERCEPT_ON_ERROR must be allow or block' })
+  INTERCEPT_ON_ERROR: 'allow' | 'block' = 'allow';
+
+  /** How often each replica reads the cluster gauges (active sessions, pool, webhook and relay backlogs) for /metrics. */
+  @IntVar(100, 3_600_000)
+  METRICS_REFRESH_MS = 15_000;
+
+  /** Days after which a relayed message's text is erased (the interaction and its metadata stay). */
+  @IntVar(1, 3650)
+  INTERACTION_TEXT_RETENTION_DAYS = 30;
 
   /** Numbers seeded on each simulated provider at start-up (simulated setup only). */
   @IntVar(0, 1000)

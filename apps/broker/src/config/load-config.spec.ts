@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       halfOpenAfterPasses: 5,
       halfOpenProbeShare: 0.1,
       closeSuccessRate: 0.95,
+      closedCheckIntervalMs: 30_000,
       closeAfterMs: 300_000,
       closeMinProbes: 10,
       slowCallMs: 2000,
@@ -72,7 +73,11 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     ['DATABASE_URL', 'mysql://x', /DATABASE_URL must be a postgres:\/\/ URL/],
     ['PROVIDERS', 'primary', /PROVIDERS entry "primary" must look like name=adapter or name=adapter:http/],
-    ['PROVIDERS', 'a=plivo:http://x', /PROVIDERS entry "a" names adapter "plivo"; known adapters: sim, twilio/],
+    [
+      'PROVIDERS',
+      'a=plivo:http://x',
+      /PROVIDERS entry "a" names adapter "plivo"; known adapters: sim, twilio, vonage, africastalking, infobip/,
+    ],
     ['PROVIDERS', 'a=sim', /PROVIDERS entry "a" needs the simulator's URL: a=sim:http:\/\/host:port/],
     ['PUBLIC_URL', 'ftp://broker.example', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
     ['PUBLIC_URL', 'https://broker.example/?a=1', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
@@ -307,6 +312,57 @@ describe('Vonage provider configuration', () => {
   });
 });
 
+describe("Nigerian vendors' credentials (PROVIDERS=primary=africastalking,failover=infobip)", () => {
+  const nigeria = {
+    PROVIDERS: 'primary=africastalking,failover=infobip',
+    PUBLIC_URL: 'https://broker.example.com',
+    PROVIDER_PRIMARY_USERNAME: 'lagos-rides',
+    PROVIDER_PRIMARY_API_KEY: 'atsk_' + '0123456789abcdef'.repeat(4),
+    PROVIDER_PRIMARY_WEBHOOK_TOKEN: 'p'.repeat(40),
+    PROVIDER_FAILOVER_API_KEY: '0123456789abcdef0123456789abcdef-0a1b2c3d',
+    PROVIDER_FAILOVER_WEBHOOK_TOKEN: 'f'.repeat(40),
+  };
+  const problem = (env: Record<string, string | undefined>): string => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it('reads both, secrets as Secret', () => {
+    const [primary, failover] = loadConfig(nigeria).providers;
+    expect(primary).toMatchObject({ name: 'primary', adapter: 'africastalking', credentials: { username: 'lagos-rides' } });
+    expect(String(primary.credentials.apiKey)).toBe('[secret]');
+    expect(String(primary.credentials.webhookToken)).toBe('[secret]');
+    expect(failover).toMatchObject({ name: 'failover', adapter: 'infobip' });
+    expect(String(failover.credentials.apiKey)).toBe('[secret]');
+    expect(
+      loadConfig({ ...nigeria, PROVIDERS: 'primary=africastalking:http://127.0.0.1:4999,failover=infobip' }).providers[0].baseUrl,
+    ).toBe('http://127.0.0.1:4999');
+  });
+
+  it.each([
+    ['PROVIDER_PRIMARY_USERNAME', undefined, /PROVIDER_PRIMARY_USERNAME is required for provider "primary" \(africastalking\)/],
+    ['PROVIDER_PRIMARY_USERNAME', 'two words', /PROVIDER_PRIMARY_USERNAME must be the application's username \(.*\(got "two words"\)/],
+    ['PROVIDER_PRIMARY_API_KEY', 'short', /PROVIDER_PRIMARY_API_KEY must be the application's API key/],
+    ['PROVIDER_PRIMARY_WEBHOOK_TOKEN', undefined, /PROVIDER_PRIMARY_WEBHOOK_TOKEN is required for provider "primary" \(africastalking\)/],
+    ['PROVIDER_PRIMARY_WEBHOOK_TOKEN', 'too-short', /PROVIDER_PRIMARY_WEBHOOK_TOKEN must be 32 to 128 letters/],
+    ['PROVIDER_FAILOVER_API_KEY', undefined, /PROVIDER_FAILOVER_API_KEY is required for provider "failover" \(infobip\)/],
+    ['PROVIDER_FAILOVER_WEBHOOK_TOKEN', 'x'.repeat(31), /PROVIDER_FAILOVER_WEBHOOK_TOKEN must be 32 to 128/],
+    ['PUBLIC_URL', undefined, /PUBLIC_URL is required when a real vendor is configured \(provider "primary" uses africastalking\)/],
+  ])('refuses %s=%p with a line naming it', (name, value, message) => {
+    expect(problem({ ...nigeria, [name]: value })).toMatch(message);
+  });
+
+  it('never echoes a refused key or token', () => {
+    expect(problem({ ...nigeria, PROVIDER_PRIMARY_WEBHOOK_TOKEN: 'secret token!' })).not.toContain('secret token!');
+    expect(problem({ ...nigeria, PROVIDER_FAILOVER_API_KEY: 'bad key value' })).not.toContain('bad key value');
+  });
+});
+
 describe('database pool settings', () => {
   it('opens 20 connections and keeps them by default', () => {
     expect(loadConfig({})).toMatchObject({ databasePoolSize: 20, databasePoolIdleTimeoutMs: 0 });
@@ -323,4 +379,63 @@ describe('database pool settings', () => {
     expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '-1' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
     expect(() => loadConfig({ DATABASE_POOL_IDLE_TIMEOUT_MS: '86400001' })).toThrow(/DATABASE_POOL_IDLE_TIMEOUT_MS/);
   });
+});
+
+describe('intercept settings', () => {
+  it('waits 2 000 ms for an intercept and lets the interaction through when it does not answer', () => {
+    expect(loadConfig({}).intercept).toEqual({ timeoutMs: 2_000, onError: 'allow' });
+  });
+
+  it('takes INTERCEPT_TIMEOUT_MS from 10 to 30 000 and INTERCEPT_ON_ERROR allow or block', () => {
+    expect(loadConfig({ INTERCEPT_TIMEOUT_MS: '10', INTERCEPT_ON_ERROR: 'block' }).intercept).toEqual({ timeoutMs: 10, onError: 'block' });
+    expect(loadConfig({ INTERCEPT_TIMEOUT_MS: '30000' }).intercept.timeoutMs).toBe(30_000);
+    expect(() => loadConfig({ INTERCEPT_TIMEOUT_MS: '9' })).toThrow(/INTERCEPT_TIMEOUT_MS must be an integer from 10 to 30000/);
+    expect(() => loadConfig({ INTERCEPT_TIMEOUT_MS: '30001' })).toThrow(/INTERCEPT_TIMEOUT_MS/);
+    expect(() => loadConfig({ INTERCEPT_ON_ERROR: 'deny' })).toThrow(/INTERCEPT_ON_ERROR must be allow or block/);
+  });
+});
+
+describe('operations settings', () => {
+  it('erases message texts after 30 days and reads the cluster gauges every 15 s by default', () => {
+    expect(loadConfig({})).toMatchObject({ interactionTextRetentionDays: 30, metricsRefreshMs: 15_000 });
+  });
+
+  it('takes INTERACTION_TEXT_RETENTION_DAYS from 1 to 3650 and METRICS_REFRESH_MS from 100 to 3 600 000', () => {
+    expect(loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: '1', METRICS_REFRESH_MS: '100' })).toMatchObject({
+      interactionTextRetentionDays: 1,
+      metricsRefreshMs: 100,
+    });
+    expect(loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: '3650', METRICS_REFRESH_MS: '3600000' })).toMatchObject({
+      interactionTextRetentionDays: 3650,
+      metricsRefreshMs: 3_600_000,
+    });
+    for (const days of ['0', '3651', '1.5', 'forever'])
+      expect(() => loadConfig({ INTERACTION_TEXT_RETENTION_DAYS: days })).toThrow(
+        /INTERACTION_TEXT_RETENTION_DAYS must be an integer from 1 to 3650/,
+      );
+    for (const ms of ['99', '3600001']) expect(() => loadConfig({ METRICS_REFRESH_MS: ms })).toThrow(/METRICS_REFRESH_MS/);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  it('trusts no proxy by default: the connection is the client', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+  });
+
+  it.each([
+    ['1', 1],
+    ['32', 32],
+    ['10.0.0.5', ['10.0.0.5']],
+    ['10.0.0.0/8, 192.168.1.1,::1', ['10.0.0.0/8', '192.168.1.1', '::1']],
+    ['fd00::/8,loopback', ['fd00::/8', 'loopback']],
+  ])('takes %s as a hop count or the proxies’ addresses', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['33', 'true', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '10.0.0.1,,10.0.0.2', '-1'])(
+    'refuses %s in one line naming the variable',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^invalid configuration: TRUST_PROXY must be a hop count/);
+    },
+  );
 });

@@ -26,6 +26,7 @@ const ROWS: Row[] = [
   { variable: 'BREAKER_WINDOW_ERROR_RATE', accepts: ['0', '0.5', '0.999'], refuses: ['-0.1', '1', '1.5', 'x'] },
   { variable: 'BREAKER_WINDOW_MIN_CALLS', accepts: ['1', '1000000'], refuses: ['0', '1000001', '1.5'] },
   { variable: 'BREAKER_HEALTH_INTERVAL_MS', accepts: ['10', '86400000'], refuses: ['9', '86400001', 'x'] },
+  { variable: 'BREAKER_CLOSED_CHECK_INTERVAL_MS', accepts: ['0', '10', '86400000'], refuses: ['1', '9', '-1', '86400001', '2.5', 'x'] },
   { variable: 'BREAKER_HALF_OPEN_AFTER_PASSES', accepts: ['1', '1000'], refuses: ['0', '1001'] },
   { variable: 'BREAKER_HALF_OPEN_PROBE_SHARE', accepts: ['0.001', '1'], refuses: ['0', '1.01', 'x'] },
   { variable: 'BREAKER_CLOSE_SUCCESS_RATE', accepts: ['0', '0.999'], refuses: ['-1', '1', '2'] },

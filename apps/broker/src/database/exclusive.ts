@@ -10,6 +10,7 @@ export const JOB_LOCKS = {
   sessionSweeper: 7_240_102,
   relayRetries: 7_240_103,
   idempotencyCleanup: 7_240_104,
+  messageTextRetention: 7_240_105,
 } as const;
 
 /**

@@ -10,12 +10,15 @@ export interface AccountDestinations {
   /** ISO country codes; null: the countries of the pool's numbers. */
   readonly allowedCountries: readonly string[] | null;
   readonly allowSpecialRate: boolean;
+  /** The country a participant number without `+` is read in; null: E.164 only. */
+  readonly defaultCountry: string | null;
 }
 
 interface AccountDestinationsRow {
   id: string;
   allowed_countries: string[] | null;
   allow_special_rate: boolean;
+  default_country: string | null;
 }
 
 /** The SQL behind the toll-fraud guard's memory (DestinationCache); none of it runs on a create that is allowed. */
@@ -30,14 +33,16 @@ export class DestinationRepository {
   }
 
   async allAccounts(): Promise<Map<string, AccountDestinations>> {
-    const rows = await this.dataSource.query<AccountDestinationsRow[]>('SELECT id, allowed_countries, allow_special_rate FROM accounts');
+    const rows = await this.dataSource.query<AccountDestinationsRow[]>(
+      'SELECT id, allowed_countries, allow_special_rate, default_country FROM accounts',
+    );
     return new Map(rows.map((r) => [r.id, toDestinations(r)]));
   }
 
   /** Null when the account does not exist. */
   async account(accountId: string): Promise<AccountDestinations | null> {
     const [row] = await this.dataSource.query<AccountDestinationsRow[]>(
-      'SELECT id, allowed_countries, allow_special_rate FROM accounts WHERE id = $1',
+      'SELECT id, allowed_countries, allow_special_rate, default_country FROM accounts WHERE id = $1',
       [accountId],
     );
     return row ? toDestinations(row) : null;
@@ -45,5 +50,5 @@ export class DestinationRepository {
 }
 
 function toDestinations(row: AccountDestinationsRow): AccountDestinations {
-  return { allowedCountries: row.allowed_countries, allowSpecialRate: row.allow_special_rate };
+  return { allowedCountries: row.allowed_countries, allowSpecialRate: row.allow_special_rate, defaultCountry: row.default_country };
 }

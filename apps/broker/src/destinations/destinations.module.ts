@@ -3,6 +3,7 @@ import { ListenClient } from '../database/listen-client';
 import { DestinationCache } from './destination-cache';
 import { DestinationPolicy } from './destination-policy';
 import { DestinationRepository } from './destination.repository';
+import { ParticipantNumbers } from './participant-numbers';
 
 /**
  * The toll-fraud guard and its memory: the sessions check participants against it, and the admin
@@ -11,6 +12,7 @@ import { DestinationRepository } from './destination.repository';
 @Module({
   providers: [
     DestinationPolicy,
+    ParticipantNumbers,
     DestinationRepository,
     {
       provide: DestinationCache,
@@ -18,6 +20,6 @@ import { DestinationRepository } from './destination.repository';
       inject: [DestinationRepository, ListenClient],
     },
   ],
-  exports: [DestinationPolicy, DestinationCache],
+  exports: [DestinationPolicy, DestinationCache, ParticipantNumbers],
 })
 export class DestinationsModule {}

@@ -50,7 +50,7 @@ interface Flight {
 }
 
 /**
- * `Idempotency-Key` for POST /v1/sessions: the first request with a key runs and its answer is kept
+ * `Idempotency-Key` for POST /v1/sessions and POST /v1/sessions/:id/messages: the first request with a key runs and its answer is kept
  * 24 h; the same key with the same body replays that answer; with another body it is a 422. A
  * request arriving while the first is still running waits for its answer, so concurrent requests
  * with one key make one session. A first request still unanswered after the longest a create can
@@ -105,6 +105,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     for (const off of this.unlisten.splice(0)) off();
   }
 
+  /**
+   * `body` is what the key is bound to (the request body, and for a route under a resource its id); `status` the
+   * success status a first answer is sent and kept with (201 for a create, 202 for a message accepted).
+   */
   async run<T>(
     accountId: string,
     key: string,
@@ -112,6 +116,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null> = async () => null,
+    status = 201,
   ): Promise<T> {
     if (!KEY_PATTERN.test(key)) {
       throw new ProblemException({
@@ -135,7 +140,16 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
         if (outcome.kept) return replay<T>(outcome.status, outcome.body, response);
         continue; // not kept (a 5xx, a 422, a lost claim): look again
       }
-      return this.lookUp(flight ? undefined : this.fly(flightId, requestHash), accountId, key, requestHash, response, work, recover);
+      return this.lookUp(
+        flight ? undefined : this.fly(flightId, requestHash),
+        accountId,
+        key,
+        requestHash,
+        response,
+        work,
+        recover,
+        status,
+      );
     }
   }
 
@@ -156,6 +170,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null>,
+    status: number,
   ): Promise<T> {
     const landing: Flight | { first: boolean; outcome: Outcome } = flight ?? { first: false, outcome: { kept: false } };
     const topic = keyTopic(accountId, key);
@@ -167,7 +182,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
           const now = this.clock.now();
           if (await this.records.claim(accountId, key, requestHash, new Date(now), new Date(now + TTL_MS))) {
             landing.first = true;
-            return await this.runFirst(landing, accountId, key, new Date(now), work);
+            return await this.runFirst(landing, accountId, key, new Date(now), work, status);
           }
           const record = await this.records.find(accountId, key);
           if (!record) continue; // the first request failed with a 5xx and let go of the key: take it
@@ -186,7 +201,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
               continue;
             landing.first = true;
             // A taken-over key first asks whether the dead request had made its session.
-            return await this.runFirst(landing, accountId, key, claimedAt, async () => (await recover()) ?? (await work()));
+            return await this.runFirst(landing, accountId, key, claimedAt, async () => (await recover()) ?? (await work()), status);
           }
           if (this.listener.connected) {
             // Not past the moment the claim may be taken over, should the first request have died.
@@ -233,6 +248,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     key: string,
     claimedAt: Date,
     work: () => Promise<T>,
+    status: number,
   ): Promise<T> {
     let result: T;
     try {
@@ -245,7 +261,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       }
       throw error;
     }
-    landing.outcome = await this.store(accountId, key, claimedAt, 201, result);
+    landing.outcome = await this.store(accountId, key, claimedAt, status, result);
     return result;
   }
 

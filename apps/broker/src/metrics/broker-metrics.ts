@@ -86,6 +86,22 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /** outcome: allowed (2xx), blocked (403), timeout (no answer within INTERCEPT_TIMEOUT_MS), error; decision: what was done. */
+  readonly interceptRequests = new Counter({
+    name: 'broker_intercept_requests_total',
+    help: 'Intercept requests before a relay or a bridge, by outcome and by the decision taken (INTERCEPT_ON_ERROR decides on timeout and error)',
+    labelNames: ['outcome', 'decision'] as const,
+    registers: [this.registry],
+  });
+
+  readonly interceptDuration = new Histogram({
+    name: 'broker_intercept_duration_seconds',
+    help: 'Time an inbound text or call waited for its intercept URL, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+    registers: [this.registry],
+  });
+
   /**
    * How late a 100 ms timer fires: a stall of the event loop (GC, synchronous work) shows as one
    * observation of its length. Cumulative, so any number of scrapers can rate() it; prom-client's
@@ -153,6 +169,141 @@ export class BrokerMetrics {
     help: 'Time of each step of POST /v1/sessions, per provider attempt',
     labelNames: ['step'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  /**
+   * Every request by the route it matched (the pattern, `/v1/sessions/:id`, never the path: no id reaches a
+   * label; `unmatched` for a 404 of no route), its method and its status code. Written when the response ends.
+   */
+  readonly httpRequests = new Counter({
+    name: 'broker_http_requests_total',
+    help: 'HTTP requests by route pattern, method and status code',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  /** From the request's arrival to the end of its response; event streams (`/v1/health/cpaas/stream`) are left out. */
+  readonly httpRequestDuration = new Histogram({
+    name: 'broker_http_request_duration_seconds',
+    help: 'HTTP request latency by route pattern and method (event streams left out)',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  /** A create that skipped a provider because its breaker did not admit it (the create went on to the next one). */
+  readonly sessionsRoutedAway = new Counter({
+    name: 'broker_sessions_routed_away_total',
+    help: 'Creates routed away from a provider by its breaker, by the state it was in (OPEN, HALF_OPEN)',
+    labelNames: ['provider', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveriesInFlight = new Gauge({
+    name: 'broker_webhook_deliveries_in_flight',
+    help: 'Webhook deliveries this replica is attempting now (sent, answer not yet read)',
+    registers: [this.registry],
+  });
+
+  /** 1 on the replica that holds the breaker lease (the leader), else 0. */
+  readonly breakerIsLeader = new Gauge({
+    name: 'broker_breaker_is_leader',
+    help: '1 while this replica holds the breaker leader lease',
+    registers: [this.registry],
+  });
+
+  /** 0 while this replica knows no live leader: cut off from the database (deciding alone), or nobody holds the lease. */
+  readonly breakerLeaderKnown = new Gauge({
+    name: 'broker_breaker_leader_known',
+    help: '1 while this replica follows (or is) a live breaker leader; 0 while it knows none and decides alone',
+    registers: [this.registry],
+  });
+
+  readonly interactionTextsErased = new Counter({
+    name: 'broker_interaction_texts_erased_total',
+    help: 'Message bodies erased by INTERACTION_TEXT_RETENTION_DAYS (the interactions themselves are kept)',
+    registers: [this.registry],
+  });
+
+  // The cluster's state, read from the database every METRICS_REFRESH_MS by ClusterGauges: every
+  // replica reports the same figures (aggregate them with max, not sum).
+
+  readonly databaseUp = new Gauge({
+    name: 'broker_database_up',
+    help: "1 when this replica's last read of the cluster gauges reached the database, else 0",
+    registers: [this.registry],
+  });
+
+  readonly clusterGaugesReadAt = new Gauge({
+    name: 'broker_cluster_gauges_read_timestamp_seconds',
+    help: 'When the cluster gauges were last read from the database (Unix time)',
+    registers: [this.registry],
+  });
+
+  readonly sessionsActive = new Gauge({
+    name: 'broker_sessions_active',
+    help: 'Active sessions, cluster-wide, by provider and channels (sms, voice, or voice+sms for a session with both)',
+    labelNames: ['provider', 'channel'] as const,
+    registers: [this.registry],
+  });
+
+  readonly poolNumbers = new Gauge({
+    name: 'broker_pool_numbers',
+    help: 'Proxy numbers in the pool by provider, enabled (given to new sessions) or disabled',
+    labelNames: ['provider', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly poolNumbersIdle = new Gauge({
+    name: 'broker_pool_numbers_idle',
+    help: 'Enabled proxy numbers carrying no active session, by provider',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
+  /**
+   * Enabled numbers minus the most active sessions one participant holds on the provider: how many more
+   * sessions the busiest participant can still get there (the pool rule puts a participant on a number once).
+   */
+  readonly poolHeadroom = new Gauge({
+    name: 'broker_pool_headroom_numbers',
+    help: "Enabled proxy numbers still free for the provider's busiest participant (0: someone can get no new session there)",
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveriesPending = new Gauge({
+    name: 'broker_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet delivered nor given up, cluster-wide, by kind (account, ops)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookOldestPendingAge = new Gauge({
+    name: 'broker_webhook_deliveries_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending webhook delivery, by kind (0 when none is pending)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  /** Given up 72 h after the event, by what the endpoint last answered (`reason`); rows are never deleted, so the count only grows. */
+  readonly webhookDeliveriesGivenUp = new Counter({
+    name: 'broker_webhook_deliveries_given_up_total',
+    help: 'Webhook deliveries given up, cluster-wide, by kind and the last answer (never-attempted, no-response, http-4xx, http-5xx, http-other)',
+    labelNames: ['kind', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly relaysPending = new Gauge({
+    name: 'broker_relays_pending',
+    help: 'Relayed texts not yet accepted by the provider (retried until the session ends), cluster-wide',
+    registers: [this.registry],
+  });
+
+  readonly relayOldestPendingAge = new Gauge({
+    name: 'broker_relays_oldest_pending_age_seconds',
+    help: 'Age of the oldest pending relay (0 when none is pending)',
     registers: [this.registry],
   });
 

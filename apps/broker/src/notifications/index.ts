@@ -10,5 +10,7 @@ export {
 } from './events/event-outbox';
 export { DeliveryWakes, transactionThenWake, type WakeWarning } from './events/delivery-wakes';
 export { CallbackUrlValidator } from './targets/callback-url-validator';
+export { WebhookSender, type AttemptResult, type SenderSettings } from './delivery/webhook-sender';
+export { WebhookSecrets } from './secrets/webhook-secrets';
 export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
 export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';

@@ -32,7 +32,7 @@ interface RawNumber {
 
 const SELECT_WITH_LOAD = `
   SELECT pn.id, pn.provider, pn.number, pn.capabilities, pn.enabled, pn.account_id, pn.created_at,
-    (SELECT count(*)::int FROM sessions s WHERE s.proxy_number_id = pn.id AND s.status = 'active' AND s.expires_at > now()) AS active_sessions
+    (SELECT count(*)::int FROM sessions s WHERE s.proxy_number_id = pn.id AND s.status = 'active' AND s.inactive_at > now()) AS active_sessions
   FROM proxy_numbers pn`;
 
 @Injectable()

@@ -27,6 +27,12 @@ export class BreakerWiring implements OnApplicationBootstrap, OnApplicationShutd
   ) {}
 
   onApplicationBootstrap(): void {
+    this.subscriptions.add(
+      this.leadership.changes$.subscribe((now) => {
+        this.metrics.breakerIsLeader.set(now.fence ? 1 : 0);
+        this.metrics.breakerLeaderKnown.set(now.leader ? 1 : 0);
+      }),
+    );
     for (const name of this.breakers.names()) {
       const breaker = this.breakers.get(name);
       this.subscriptions.add(

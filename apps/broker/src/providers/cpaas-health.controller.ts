@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
 import type { Request } from 'express';
-import { StreamSlots } from '../common/http';
+import { StreamSlots, clientAddress } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
@@ -20,6 +20,7 @@ const STREAM_SNAPSHOT_MS = 2_000;
 export class CpaasHealthController implements OnModuleDestroy {
   /** Ends every open stream when the app stops, so shutdown does not wait on live pages. */
   private readonly closing$ = new Subject<void>();
+  private readonly startedAt: string;
 
   constructor(
     private readonly breakers: ProviderBreakers,
@@ -28,7 +29,9 @@ export class CpaasHealthController implements OnModuleDestroy {
     private readonly pool: PoolUsage,
     private readonly slots: StreamSlots,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.startedAt = new Date(clock.now()).toISOString();
+  }
 
   @Get()
   @ApiOperation({ summary: 'Breaker state per provider, from memory: no database query, no provider call.' })
@@ -47,7 +50,7 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiProduces('text/event-stream')
   stream(@Req() request: Request): Observable<MessageEvent> {
     // Capped per address and in total (429 / 503 beyond); the slot is given back when the client goes.
-    const release = this.slots.acquire(request.socket.remoteAddress ?? 'unknown');
+    const release = this.slots.acquire(clientAddress(request));
     const providerEvents = this.breakers.names().map((name) =>
       this.breakers.health$(name).pipe(
         map((health): MessageEvent => ({
@@ -101,6 +104,7 @@ export class CpaasHealthController implements OnModuleDestroy {
       providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), leadership)),
       replica: this.leadership.replica,
       leader: leadership.leader,
+      startedAt: this.startedAt,
       timestamp: new Date(this.clock.now()).toISOString(),
     };
   }

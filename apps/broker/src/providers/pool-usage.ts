@@ -5,10 +5,14 @@ import { ProviderStateRepository } from './provider-state.repository';
 export interface ProviderPoolUsage {
   /** Active sessions on the provider. */
   activeSessions: number;
-  pool: { total: number; enabled: number; inUse: number };
+  /** The same by the channels they carry: `voice`, `sms`, `voice+sms`. */
+  activeSessionsByChannels: Record<string, number>;
+  /** `voice`, `sms`: enabled numbers that carry each channel. */
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
 }
 
-const EMPTY: ProviderPoolUsage = { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
+const EMPTY_POOL: ProviderPoolUsage['pool'] = { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0 };
+const EMPTY: ProviderPoolUsage = { activeSessions: 0, activeSessionsByChannels: {}, pool: EMPTY_POOL };
 
 /**
  * Active sessions and pool use per provider, and the load of each proxy number, read from the
@@ -64,14 +68,27 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private async read(): Promise<void> {
-    const { numbers, perNumber } = await this.repository.poolUsage();
+    const { numbers, perNumber, perChannels } = await this.repository.poolUsage();
     const usage = new Map<string, ProviderPoolUsage>();
-    for (const n of numbers) usage.set(n.provider, { activeSessions: 0, pool: { total: n.total, enabled: n.enabled, inUse: 0 } });
+    for (const n of numbers)
+      usage.set(n.provider, {
+        activeSessions: 0,
+        activeSessionsByChannels: {},
+        pool: { total: n.total, enabled: n.enabled, inUse: 0, voice: n.voice, sms: n.sms },
+      });
     const loads: Array<[string, number]> = [];
     for (const row of perNumber) {
       loads.push([row.proxy_number_id, row.active]);
-      const entry = usage.get(row.provider) ?? { activeSessions: 0, pool: { total: 0, enabled: 0, inUse: 0 } };
-      usage.set(row.provider, { activeSessions: entry.activeSessions + row.active, pool: { ...entry.pool, inUse: entry.pool.inUse + 1 } });
+      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      usage.set(row.provider, {
+        ...entry,
+        activeSessions: entry.activeSessions + row.active,
+        pool: { ...entry.pool, inUse: entry.pool.inUse + 1 },
+      });
+    }
+    for (const row of perChannels) {
+      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      usage.set(row.provider, { ...entry, activeSessionsByChannels: { ...entry.activeSessionsByChannels, [row.channels]: row.active } });
     }
     this.usage = usage;
     this.load = new LoadOrder(loads);

@@ -2,7 +2,9 @@
  * One breaker per provider, held in memory on every replica: admission reads it synchronously, with
  * no database on the way. A `ProviderBreaker` keeps its identity and its streams when it adopts a
  * state decided elsewhere (the cluster's leader, or the database after a restart): subscribers of
- * `state$` and `transitions$` never resubscribe. The operator's disabled flag lives beside it.
+ * `state$` and `transitions$` never resubscribe. On a replica that follows the leader the breakers
+ * follow (`setFollowing`): they count the cluster's outcomes but make no transition, so a replica
+ * that takes over decides on live counts. The operator's disabled flag lives beside it.
  */
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import {
@@ -80,6 +82,12 @@ export class ProviderBreaker {
     return this.current$.value.toJSON();
   }
 
+  /** Counts without deciding (see CircuitBreaker.follow), or decides again at once on what it counted. */
+  setFollowing(following: boolean): void {
+    if (following) this.current$.value.follow();
+    else this.current$.value.lead();
+  }
+
   /** Carries on from `snapshot`; a change of state is announced as an adopted transition. */
   adopt(snapshot: BreakerSnapshot): void {
     const previous = this.current$.value;
@@ -118,6 +126,7 @@ export class ProviderBreakers implements OnApplicationShutdown {
   private readonly logger = new Logger(ProviderBreakers.name);
   private readonly breakers = new Map<string, ProviderBreaker>();
   private readonly disabled = new Map<string, BehaviorSubject<{ disabled: boolean; reason: string | null }>>();
+  private following = false;
   readonly policy: BreakerPolicy;
 
   constructor(
@@ -164,6 +173,17 @@ export class ProviderBreakers implements OnApplicationShutdown {
     return true;
   }
 
+  /**
+   * Another replica decides the breakers (true), or this one does (false): followed breakers count every
+   * outcome and make no transition; leading again, each makes at once the transition its counts call for.
+   * A breaker built later (an adopted state) starts so too.
+   */
+  setFollowing(following: boolean): void {
+    if (following === this.following) return;
+    this.following = following;
+    for (const breaker of this.breakers.values()) breaker.setFollowing(following);
+  }
+
   health(name: string): ProviderHealth {
     const { disabled, reason } = this.flag(name).value;
     return { name, disabled, disabledReason: reason, status: this.get(name).status() };
@@ -194,7 +214,7 @@ export class ProviderBreakers implements OnApplicationShutdown {
   }
 
   private newBreaker(name: string, snapshot: BreakerSnapshot | null): CircuitBreaker {
-    const options = { scheduler: this.scheduler };
+    const options = { scheduler: this.scheduler, following: this.following };
     if (!snapshot) return new CircuitBreaker(this.policy, options);
     try {
       return CircuitBreaker.fromJSON(this.policy, snapshot, options);

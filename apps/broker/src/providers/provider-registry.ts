@@ -4,7 +4,7 @@
  * sessions ask `candidates()` (the router) which providers to try, in order. Nothing here hands out
  * an adapter's calls: the rest of the app sees `webhooks()`, the part that never calls the vendor.
  */
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { CpaasProvider, ProviderFailure, ProviderOperation, ProviderResult } from '@app/cpaas';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { BreakerOutcomes } from './cluster/breaker-outcomes';
@@ -14,8 +14,6 @@ import { ProviderRouter, type RoutingCandidate } from './provider-router';
 
 @Injectable()
 export class ProviderRegistry {
-  private readonly logger = new Logger(ProviderRegistry.name);
-
   constructor(
     private readonly adapters: ProviderAdapters,
     private readonly breakers: ProviderBreakers,
@@ -61,15 +59,19 @@ export class ProviderRegistry {
 
   /**
    * Feeds one outcome to the provider's breaker and the metrics: a call's answer, or one the vendor
-   * reports later (a bridged call's setup, docs/design.md#relay), which has no latency of ours.
+   * reports later (a bridged call's setup, docs/design.md#relay), which has no latency of ours. `probe`:
+   * the call was admitted as a HALF_OPEN probe. On a provider that keeps no sessions every send and every
+   * bridged call is probe traffic besides, for any of its sessions: a create makes no call there, so what
+   * it carries is what proves it (docs/design.md#provider-breaker).
    */
   record(
     name: string,
     operation: ProviderOperation,
-    probe: boolean,
+    admittedAsProbe: boolean,
     outcome: { ok: true; latencyMs: number } | { ok: false; failure: ProviderFailure },
   ): void {
     if (!this.adapters.has(name)) throw new Error(`unknown provider "${name}"`);
+    const probe = admittedAsProbe || ((operation === 'sms' || operation === 'call') && !this.adapters.get(name).keepsSessions);
     if (outcome.ok) {
       this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
       this.outcomes.record(name, { kind: 'success', durationMs: outcome.latencyMs, probe });
@@ -81,14 +83,9 @@ export class ProviderRegistry {
     if (counts) this.outcomes.record(name, { kind: 'failure', reason: outcome.failure.reason, probe });
   }
 
-  /**
-   * A HALF_OPEN probe for a provider that keeps no sessions (a create makes no call there): one
-   * health check, recorded as the probe's outcome; not awaited, so the create does not wait on it.
-   */
-  probeInBackground(name: string): void {
-    this.call(name, 'health', true, (p) => p.healthCheck()).catch((error: unknown) =>
-      this.logger.warn(`provider ${name}: probe health check crashed: ${(error as Error).message}`),
-    );
+  /** Whether the provider keeps sessions of its own (a create binds there), or the broker is its session store. */
+  keepsSessions(name: string): boolean {
+    return this.adapters.get(name).keepsSessions;
   }
 
   /** One health check of the provider (the leader's), recorded as a health-check outcome. */

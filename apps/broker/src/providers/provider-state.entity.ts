@@ -1,8 +1,9 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 /**
- * A provider's latest breaker snapshot (restored at start, shared between replicas) and whether an
- * operator disabled it by hand, which is separate from the breaker.
+ * A provider's latest breaker snapshot (restored at start, shared between replicas), whether an
+ * operator disabled it by hand, which is separate from the breaker, and when the cluster last
+ * health-checked it (the leader's cadence, by the database's clock).
  */
 @Entity('provider_states')
 export class ProviderStateRecord {
@@ -17,6 +18,9 @@ export class ProviderStateRecord {
 
   @Column({ name: 'disabled_reason', type: 'text', nullable: true })
   disabledReason: string | null;
+
+  @Column({ name: 'last_check_at', type: 'timestamptz', nullable: true })
+  lastCheckAt: Date | null;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;

@@ -126,3 +126,59 @@ describe('ProviderStateRepository: the breaker lease', () => {
     expect(await takeover).toEqual({ holder: 'd', epoch: epoch + 1, live: true });
   });
 });
+
+describe('ProviderStateRepository: the cluster’s health-check cadence', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let repository: ProviderStateRepository;
+  const fence = { holder: 'a', epoch: 1 };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
+    repository = new ProviderStateRepository(dataSource);
+    expect(await repository.claimLease(BREAKER_LEASE, 'a', LONG)).toMatchObject({ holder: 'a', epoch: 1 });
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await db.drop();
+  });
+
+  /** Sets the provider's last check `ms` before the database's now. */
+  const lastCheckedAgo = (ms: number) =>
+    dataSource.query(`UPDATE provider_states SET last_check_at = now() - $2 * interval '1 millisecond' WHERE provider = $1`, [
+      'primary',
+      ms,
+    ]);
+
+  it('grants a check only once the cluster’s last one is an interval old, and says when the next is due', async () => {
+    expect(await repository.claimHealthCheck('primary', fence, 30_000)).toEqual({ claimed: true }); // never checked
+    const early = await repository.claimHealthCheck('primary', fence, 30_000);
+    expect(early.claimed).toBe(false);
+    expect(!early.claimed && early.dueInMs).toBeGreaterThan(29_000);
+    expect(!early.claimed && early.dueInMs).toBeLessThanOrEqual(30_000);
+
+    await lastCheckedAgo(29_000);
+    expect(await repository.claimHealthCheck('primary', fence, 30_000)).toMatchObject({ claimed: false });
+    await lastCheckedAgo(31_000);
+    expect(await repository.claimHealthCheck('primary', fence, 30_000)).toEqual({ claimed: true });
+    // A check on demand (minimum gap 0) is always granted to the leader.
+    expect(await repository.claimHealthCheck('primary', fence, 0)).toEqual({ claimed: true });
+    // The provider's row holds no snapshot yet: loading it restores nothing.
+    expect(await repository.load('primary')).toMatchObject({ snapshot: null, disabled: false });
+  });
+
+  it('refuses a claim to a former leader, and grants it to the new one only an interval after the last claim', async () => {
+    await lastCheckedAgo(31_000);
+    await repository.claimLease(BREAKER_LEASE, 'a', 0);
+    expect(await repository.claimLease(BREAKER_LEASE, 'b', LONG)).toMatchObject({ holder: 'b', epoch: 2 });
+    expect(await repository.claimHealthCheck('primary', fence, 30_000)).toEqual({ claimed: false, dueInMs: null });
+    // A's last check, 10 s before B took over: B's first comes 20 s later, not at once.
+    await lastCheckedAgo(10_000);
+    const takeover = await repository.claimHealthCheck('primary', { holder: 'b', epoch: 2 }, 30_000);
+    expect(!takeover.claimed && takeover.dueInMs).toBeGreaterThan(19_000);
+    expect(!takeover.claimed && takeover.dueInMs).toBeLessThanOrEqual(20_000);
+    await lastCheckedAgo(30_001);
+    expect(await repository.claimHealthCheck('primary', { holder: 'b', epoch: 2 }, 30_000)).toEqual({ claimed: true });
+  });
+});

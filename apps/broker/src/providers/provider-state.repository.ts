@@ -1,6 +1,6 @@
 /**
- * All the SQL of the providers' shared state: each provider's breaker snapshot and disabled flag,
- * the transition history, the breaker leader's lease, and the pool usage read for the health page.
+ * All the SQL of the providers' shared state: each provider's breaker snapshot, disabled flag and last
+ * health check, the transition history, the breaker leader's lease, and the pool usage read for the health page.
  * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
  * took the lease over since (docs/operations.md).
  */
@@ -31,9 +31,18 @@ export interface LeaseHolder {
   live: boolean;
 }
 
+/**
+ * The answer to a leader's claim of a health check: it may check now; or it leads no more (`dueInMs` null); or
+ * the cluster checked the provider less than the interval ago, and the next check is due in `dueInMs`.
+ */
+export type HealthCheckClaim = { claimed: true } | { claimed: false; dueInMs: number | null };
+
 export interface PoolUsageRows {
-  numbers: Array<{ provider: string; total: number; enabled: number }>;
+  /** `voice`, `sms`: enabled numbers carrying each channel. */
+  numbers: Array<{ provider: string; total: number; enabled: number; voice: number; sms: number }>;
   perNumber: Array<{ provider: string; proxy_number_id: string; active: number }>;
+  /** Active sessions per provider and channels (`voice`, `sms`, `voice+sms`). */
+  perChannels: Array<{ provider: string; channels: string; active: number }>;
 }
 
 /** Notified on every persisted change, so other replicas adopt it (see ProviderStateSync). */
@@ -101,6 +110,31 @@ export class ProviderStateRepository {
     return written;
   }
 
+  /**
+   * Claims the provider's next health check for the leader holding `fence`: granted when the cluster's last
+   * claimed check of it (by the database's clock) is at least `minGapMs` old, and then stamped as the last,
+   * so a new leader right after a takeover cannot check again within the interval (docs/operations.md).
+   */
+  async claimHealthCheck(provider: string, fence: LeaderFence, minGapMs: number): Promise<HealthCheckClaim> {
+    return this.dataSource.transaction(async (manager): Promise<HealthCheckClaim> => {
+      if (!(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
+      const claimed: unknown[] = await manager.query(
+        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, now(), now())
+         ON CONFLICT (provider) DO UPDATE SET last_check_at = now()
+         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= now() - $2 * interval '1 millisecond'
+         RETURNING provider`,
+        [provider, minGapMs],
+      );
+      if (claimed.length === 1) return { claimed: true };
+      const [due]: Array<{ ms: number }> = await manager.query(
+        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - now()) * 1000)::float8 AS ms
+           FROM provider_states WHERE provider = $1`,
+        [provider, minGapMs],
+      );
+      return { claimed: false, dueInMs: Math.ceil(due.ms) };
+    });
+  }
+
   /** The leader's snapshot between transitions (a health check's count), fenced and announced. */
   async saveSnapshot(provider: string, snapshot: BreakerSnapshot, fence: LeaderFence, notice: string): Promise<boolean> {
     return this.dataSource.transaction(async (manager) => {
@@ -164,13 +198,21 @@ export class ProviderStateRepository {
 
   async poolUsage(): Promise<PoolUsageRows> {
     const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
-      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled FROM proxy_numbers GROUP BY provider`,
+      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
+              (count(*) FILTER (WHERE enabled AND 'voice' = ANY(capabilities)))::int AS voice,
+              (count(*) FILTER (WHERE enabled AND 'sms' = ANY(capabilities)))::int AS sms
+         FROM proxy_numbers GROUP BY provider`,
     );
+    // inactive_at: a session idle past its idleTtlSeconds carries no load, as one past its expiresAt.
     const perNumber: PoolUsageRows['perNumber'] = await this.dataSource.query(
       `SELECT provider, proxy_number_id, count(*)::int AS active
-         FROM sessions WHERE status = 'active' AND expires_at > now() GROUP BY provider, proxy_number_id`,
+         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, proxy_number_id`,
     );
-    return { numbers, perNumber };
+    const perChannels: PoolUsageRows['perChannels'] = await this.dataSource.query(
+      `SELECT provider, array_to_string(channels, '+') AS channels, count(*)::int AS active
+         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, channels`,
+    );
+    return { numbers, perNumber, perChannels };
   }
 }
 

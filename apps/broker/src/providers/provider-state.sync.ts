@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Subscription } from 'rxjs';
+import type { BreakerStatus } from '@app/circuit-breaker';
 import { ListenClient } from '../database/listen-client';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerLeadership, type Leadership } from './cluster/breaker-leadership';
@@ -10,9 +11,12 @@ import { PROVIDER_STATE_CHANNEL, ProviderStateRepository, type SavedProviderStat
  * Brings the persisted state into this replica's breakers: at start (a restart mid-outage stays
  * OPEN), on every NOTIFY of a change another replica persisted, and in full whenever this replica may
  * have missed some (the LISTEN connection came back, it rejoined the cluster, or a new term of
- * leadership began here: a new leader carries on from the persisted state). A replica whose breakers
- * decide (the leader, or one cut off) takes only the operator's disabled flag from a notification:
- * its own breakers are ahead of what is persisted.
+ * leadership began here). A replica whose breakers decide (the leader, or one cut off) takes only the
+ * operator's disabled flag from a notification: its own breakers are ahead of what is persisted. A new
+ * leader, or a leader whose LISTEN connection came back, keeps its breakers' live counts (every replica
+ * counts the cluster's outcomes, BreakerOutcomes) and takes a persisted state only where it is a later
+ * one than its own (a transition it did not hear of); a replica rejoining the cluster takes the
+ * cluster's state whole.
  */
 @Injectable()
 export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -36,14 +40,19 @@ export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, 
 
   onApplicationBootstrap(): void {
     this.unlisten.push(this.listener.subscribe(PROVIDER_STATE_CHANNEL, (payload) => void this.onNotification(payload)));
-    this.unlisten.push(this.listener.onReconnect(() => void this.resync('the LISTEN connection came back')));
+    this.unlisten.push(
+      this.listener.onReconnect(
+        () => void this.resync('the LISTEN connection came back', this.leadership.current.fence ? 'later-only' : 'whole'),
+      ),
+    );
     this.subscriptions.add(
       this.leadership.changes$.subscribe((now) => {
         const before = this.last;
         this.last = now;
         if (!before) return;
-        if (now.scope === 'cluster' && before.scope === 'replica') void this.resync('this replica rejoined the cluster');
-        else if (now.fence && now.fence.epoch !== before.fence?.epoch) void this.resync(`term ${now.fence.epoch} of leadership began here`);
+        if (now.scope === 'cluster' && before.scope === 'replica') void this.resync('this replica rejoined the cluster', 'whole');
+        else if (now.fence && now.fence.epoch !== before.fence?.epoch)
+          void this.resync(`term ${now.fence.epoch} of leadership began here`, 'later-only');
       }),
     );
   }
@@ -64,10 +73,14 @@ export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, 
     }
   }
 
-  private async resync(why: string): Promise<void> {
+  /** `later-only`: keep this replica's live counts, adopting a persisted state only where it was entered later. */
+  private async resync(why: string, take: 'whole' | 'later-only'): Promise<void> {
     try {
       const saved = await this.repository.loadAll();
-      for (const [provider, state] of saved) if (this.breakers.has(provider)) this.apply(provider, state, true);
+      for (const [provider, state] of saved) {
+        if (!this.breakers.has(provider)) continue;
+        this.apply(provider, state, take === 'whole' || isLater(state, this.breakers.get(provider).status()));
+      }
       this.logger.log(`breaker state re-read from the database: ${why}`);
     } catch (error) {
       this.logger.warn(`breaker state not re-read (${why}): ${(error as Error).message}`);
@@ -79,4 +92,10 @@ export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, 
     this.breakers.setDisabled(provider, state.disabled, state.disabledReason);
     if (withSnapshot && state.snapshot) this.breakers.get(provider).adopt(state.snapshot);
   }
+}
+
+/** Whether the persisted state is a later one than the breaker's: entered after it (or at once, another state). */
+function isLater(saved: SavedProviderState, local: BreakerStatus): boolean {
+  if (!saved.snapshot) return false;
+  return saved.snapshot.since > local.since || (saved.snapshot.since === local.since && saved.snapshot.state !== local.state);
 }

@@ -16,6 +16,9 @@ import { ProviderBreakers } from './provider-breakers';
 @UseGuards(AdminTokenGuard)
 @Controller('v1/admin/providers')
 export class ProvidersAdminController {
+  /** When this replica started serving, as GET /v1/health/cpaas says it. */
+  private readonly startedAt: string;
+
   constructor(
     private readonly breakers: ProviderBreakers,
     private readonly store: BreakerStateStore,
@@ -23,7 +26,9 @@ export class ProvidersAdminController {
     private readonly pool: PoolUsage,
     private readonly numberImport: NumberImport,
     @Inject(CLOCK) private readonly clock: Clock,
-  ) {}
+  ) {
+    this.startedAt = new Date(clock.now()).toISOString();
+  }
 
   @Post(':name/numbers/import')
   @HttpCode(200)
@@ -43,6 +48,7 @@ export class ProvidersAdminController {
       providers: this.breakers.healthAll().map((p) => ProviderHealthDto.from(p, this.pool.of(p.name), this.leadership.current)),
       replica: this.leadership.replica,
       leader: this.leadership.current.leader,
+      startedAt: this.startedAt,
       timestamp: new Date(this.clock.now()).toISOString(),
     };
   }

@@ -40,6 +40,10 @@ export class InboundController {
   @HttpCode(200)
   async status(@Param('name') name: string, @Req() req: RawBodyRequest<Request>, @Res() res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, 'status', req);
+    await this.statusOf(name, provider, webhook, res);
+  }
+
+  private async statusOf(name: string, provider: ProviderWebhooks, webhook: WebhookRequest, res: Response): Promise<void> {
     const event = parse(() => provider.parseStatus(webhook));
     const matched = await this.relay.status(name, event);
     send(res, provider.statusAnswer({ matched }));
@@ -47,6 +51,8 @@ export class InboundController {
 
   private async inbound(name: string, channel: 'sms' | 'voice', req: RawBodyRequest<Request>, res: Response): Promise<void> {
     const { provider, webhook } = this.verified(name, channel === 'sms' ? 'inbound/sms' : 'inbound/voice', req);
+    // A vendor that posts a call's end (or every call event) to the voice URL: that one is a status.
+    if (provider.webhookRoute?.(webhook) === 'status') return this.statusOf(name, provider, webhook, res);
     const event = parse(() => provider.parseInbound(channel, webhook));
     const answer = await this.relay.inbound(name, event);
     if (answer.kind === 'not-our-number')
@@ -63,6 +69,16 @@ export class InboundController {
         title: 'No active session',
         detail: `${event.from} has no active session on ${event.to}.`,
       });
+    if (answer.kind === 'rate-limited') {
+      const seconds = Math.ceil(answer.retryAfterMs / 1000);
+      res.setHeader('Retry-After', String(seconds));
+      throw new ProblemException({
+        status: 429,
+        slug: 'rate-limited',
+        title: 'Session relay rate reached',
+        detail: `The session on ${event.to} relayed more than RATE_LIMIT_SESSION_RELAYS_BURST allows; not relayed (retry in ${seconds} s).`,
+      });
+    }
     send(res, answer.answer);
   }
 
@@ -99,9 +115,16 @@ export class InboundController {
   }
 }
 
-/** The broker's origin as this request reached it, for a provider that calls it directly (the simulator). */
+/** A Host header that is a host and a port, nothing else (no path, query or fragment to move the URL). */
+const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The broker's origin as this request reached it, for a provider that calls it directly (the simulator).
+ * The Host header is the sender's to choose: one that is not a plain host and port counts for nothing.
+ */
 function ownOrigin(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const host = req.get('host');
+  return `${req.protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
 }
 
 function send(res: Response, answer: WebhookAnswer): void {

@@ -1,34 +1,57 @@
 /**
  * The SQL of relayed calls and messages (interactions). An SMS relay's interaction is its durable outbox
  * row; a change to an interaction and the event it causes are written in one transaction (`transaction`).
+ * Recording an interaction on one of a session's channels is also the session's activity: the same
+ * statement moves its last interaction and, with an idle TTL, its inactiveAt (and its participant rows'
+ * copy), never past its expiresAt, and only while the session is live at the broker's `now`.
  */
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DeliveryWakes, EventOutbox, transactionThenWake, type SessionEventInput, type WakeWarning } from '../notifications';
+import { preciseInstantSql, type PrecisePageCursor } from '../common/pagination/page-cursor';
+import type { Channel } from '../numbers/proxy-number.entity';
 import { Session } from '../sessions/session.entity';
-import { Interaction } from './interaction.entity';
+import { Interaction, type InteractionStatus } from './interaction.entity';
 
 /** The columns of an interaction that change after it is recorded. */
 export type InteractionChange = Partial<
   Pick<Interaction, 'status' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'providerRef' | 'durationSec'>
 >;
 
-export interface InboundSms {
+/** An interaction to record on a session. */
+export interface NewInteraction {
+  /** Chosen by the caller: an inbound one's is derived from its webhook (interactionIdFor), so a repeat has the same. */
+  readonly id: string;
   readonly sessionId: string;
+  readonly channel: Channel;
   readonly from: string;
   readonly to: string;
-  readonly text: string;
+  readonly text: string | null;
+  /** `pending` (an SMS to relay, due now), `bridged`, `blocked` or `out-of-session`. */
+  readonly status: Extract<InteractionStatus, 'pending' | 'bridged' | 'blocked' | 'out-of-session'>;
   /** The provider's id of the inbound webhook: the same one twice is one interaction. */
-  readonly eventId: string;
+  readonly eventId: string | null;
+  /** The provider's id for a bridged call. */
+  readonly providerRef: string | null;
+  /** The Idempotency-Key of the app's message: the same one twice is one interaction. */
+  readonly idempotencyKey: string | null;
+  /** Why it was blocked. */
+  readonly lastError: string | null;
+  /** Whether it is the session's activity (every interaction on one of its channels is; one on another channel is not). */
+  readonly activity: boolean;
 }
 
-export interface BridgedCall {
-  readonly sessionId: string;
-  readonly from: string;
-  readonly to: string;
-  readonly eventId: string;
-  readonly callId: string;
+/** What `record` answers: the interaction, and whether an earlier delivery (same id, webhook or key) had recorded it. */
+export interface Recorded {
+  readonly interaction: Interaction;
+  readonly repeat: boolean;
+}
+
+/** An interaction of a page, with where it stands in the list's order (what the next page's cursor says). */
+export interface InteractionOnPage {
+  readonly interaction: Interaction;
+  readonly position: PrecisePageCursor;
 }
 
 /** What one transaction can do; its changes and events commit together or not at all. */
@@ -44,23 +67,69 @@ export interface InteractionTransaction {
   record(event: SessionEventInput): Promise<void>;
 }
 
+/** A proxy number of a provider's pool, and the account it is dedicated to (null: the shared pool). */
+export interface PoolNumber {
+  readonly accountId: string | null;
+}
+
 /** What the relay needs from storage (PostgresInteractionRepository; specs use a fake). */
 export abstract class InteractionRepository {
   abstract transaction<T>(work: (tx: InteractionTransaction) => Promise<T>): Promise<T>;
   abstract get(id: string): Promise<Interaction>;
   /** The session's interactions, oldest first. */
   abstract forSession(sessionId: string): Promise<Interaction[]>;
+  /** Up to `limit` of the session's interactions, oldest first, after `after` in that order (a page of the API's list). */
+  abstract pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]>;
   /** Whether an interaction on `provider` is known by this provider message or call id. */
   abstract hasRef(provider: string, ref: string): Promise<boolean>;
-  /** A pending SMS relay, due now; a webhook delivered twice gives back the interaction of the first. */
-  abstract recordSms(sms: InboundSms): Promise<Interaction>;
-  /** A bridged call; a webhook delivered twice records it once. */
-  abstract recordCall(call: BridgedCall): Promise<void>;
+  /**
+   * Records the interaction at `now` (with `event`, if given, in the same transaction) while its session is
+   * live then, moving the session's activity when it is activity. One recorded already with its id, its
+   * webhook or its Idempotency-Key is answered instead (and no event is recorded again). Null: the session was
+   * no longer live at `now`, and nothing was recorded.
+   */
+  abstract record(
+    interaction: NewInteraction,
+    now: Date,
+    event?: (interaction: Interaction) => SessionEventInput,
+  ): Promise<Recorded | null>;
+  /** The app's message made with this Idempotency-Key on the session, if any. */
+  abstract findByIdempotencyKey(sessionId: string, idempotencyKey: string): Promise<Interaction | null>;
+  /** Records an account's event that no interaction row goes with (`interaction.out_of_session` on its dedicated number). */
+  abstract recordEvent(event: SessionEventInput): Promise<void>;
   /** Up to `limit` pending relays whose next attempt is due, longest due first. */
   abstract due(limit: number): Promise<string[]>;
-  /** Whether `number` is one of the proxy numbers `provider` holds. */
-  abstract isPoolNumber(provider: string, number: string): Promise<boolean>;
+  /** The proxy number `number` of `provider`'s pool; null when the pool does not hold it. */
+  abstract poolNumber(provider: string, number: string): Promise<PoolNumber | null>;
 }
+
+/**
+ * The insert and the session's activity, in one statement: the row is written only while its session is active
+ * and before its inactiveAt at `$12` (so a session past its idle deadline or its expiresAt is not revived, on any
+ * replica, whether or not the sweeper has run); when written, and when it is activity (`$13`), the session's last
+ * interaction is `$12` and, with an idle TTL, its inactiveAt `$12` + that TTL (never past expiresAt), copied to its
+ * active participant rows. A repeat (same id, webhook or key) writes nothing: ON CONFLICT DO NOTHING, with no
+ * target, covers the primary key and both unique indexes.
+ */
+const RECORD_SQL = `/* interaction.record */
+  WITH ins AS (
+    INSERT INTO interactions (id, session_id, channel, from_number, to_number, text, status, provider_event_id, provider_ref,
+                              idempotency_key, last_error, attempts, next_attempt_at, created_at, updated_at)
+    SELECT $1, s.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, CASE WHEN $7 = 'pending' THEN $12::timestamptz END, $12, $12
+      FROM sessions s WHERE s.id = $2 AND s.status = 'active' AND s.inactive_at > $12
+    ON CONFLICT DO NOTHING
+    RETURNING id
+  ), touched AS (
+    UPDATE sessions s SET last_interaction_at = $12,
+           inactive_at = CASE WHEN s.idle_ttl_seconds IS NULL THEN s.inactive_at
+                              ELSE least(s.expires_at, $12::timestamptz + make_interval(secs => s.idle_ttl_seconds)) END
+     WHERE s.id = $2 AND $13 AND s.status = 'active' AND EXISTS (SELECT 1 FROM ins)
+     RETURNING s.inactive_at, s.idle_ttl_seconds
+  ), moved AS (
+    UPDATE session_participants sp SET expires_at = t.inactive_at
+      FROM touched t WHERE sp.session_id = $2 AND sp.active AND t.idle_ttl_seconds IS NOT NULL
+  )
+  SELECT id FROM ins`;
 
 @Injectable()
 export class PostgresInteractionRepository implements InteractionRepository {
@@ -86,6 +155,20 @@ export class PostgresInteractionRepository implements InteractionRepository {
     return this.dataSource.getRepository(Interaction).find({ where: { sessionId }, order: { createdAt: 'ASC' } });
   }
 
+  async pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]> {
+    const query = this.dataSource
+      .getRepository(Interaction)
+      .createQueryBuilder('i')
+      .addSelect(preciseInstantSql('i.created_at'), 'position_at')
+      .where('i.session_id = :sessionId', { sessionId })
+      .orderBy('i.created_at', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .limit(limit);
+    if (after) query.andWhere('(i.created_at, i.id) > (CAST(:at AS timestamptz), CAST(:id AS uuid))', { at: after.at, id: after.id });
+    const { entities, raw } = await query.getRawAndEntities<{ position_at: string }>();
+    return entities.map((interaction, i) => ({ interaction, position: { at: raw[i].position_at, id: interaction.id } }));
+  }
+
   async hasRef(provider: string, ref: string): Promise<boolean> {
     const rows = await this.dataSource.query<unknown[]>(
       `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND s.provider = $2 LIMIT 1`,
@@ -94,26 +177,58 @@ export class PostgresInteractionRepository implements InteractionRepository {
     return rows.length > 0;
   }
 
-  async recordSms(sms: InboundSms): Promise<Interaction> {
-    const inserted = await this.dataSource.query<Array<{ id: string }>>(
-      `INSERT INTO interactions (session_id, channel, from_number, to_number, text, status, provider_event_id, attempts, next_attempt_at)
-       VALUES ($1, 'sms', $2, $3, $4, 'pending', $5, 0, now())
-       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING
-       RETURNING id`,
-      [sms.sessionId, sms.from, sms.to, sms.text, sms.eventId],
-    );
-    const interactions = this.dataSource.getRepository(Interaction);
-    if (inserted.length === 0) return interactions.findOneByOrFail({ sessionId: sms.sessionId, providerEventId: sms.eventId });
-    return interactions.findOneByOrFail({ id: inserted[0].id });
+  async record(interaction: NewInteraction, now: Date, event?: (interaction: Interaction) => SessionEventInput): Promise<Recorded | null> {
+    const params = [
+      interaction.id,
+      interaction.sessionId,
+      interaction.channel,
+      interaction.from,
+      interaction.to,
+      interaction.text,
+      interaction.status,
+      interaction.eventId,
+      interaction.providerRef,
+      interaction.idempotencyKey,
+      interaction.lastError,
+      now,
+      interaction.activity,
+    ];
+    if (!event) {
+      const inserted = await this.dataSource.query<Array<{ id: string }>>(RECORD_SQL, params);
+      if (inserted.length > 0) return { interaction: await this.get(inserted[0].id), repeat: false };
+      return this.recorded(this.dataSource.manager, interaction);
+    }
+    return transactionThenWake(this.dataSource, this.warn, async (manager, wakes) => {
+      const inserted = await manager.query<Array<{ id: string }>>(RECORD_SQL, params);
+      if (inserted.length === 0) return this.recorded(manager, interaction);
+      const stored = await manager.getRepository(Interaction).findOneByOrFail({ id: inserted[0].id });
+      await this.outbox.record(manager, event(stored), wakes);
+      return { interaction: stored, repeat: false };
+    });
   }
 
-  async recordCall(call: BridgedCall): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO interactions (session_id, channel, from_number, to_number, status, provider_event_id, provider_ref)
-       VALUES ($1, 'voice', $2, $3, 'bridged', $4, $5)
-       ON CONFLICT (session_id, provider_event_id) WHERE provider_event_id IS NOT NULL DO NOTHING`,
-      [call.sessionId, call.from, call.to, call.eventId, call.callId],
-    );
+  /** The interaction a repeat of `interaction` was recorded as, or null (none was, and its session was not live). */
+  private async recorded(manager: EntityManager, interaction: NewInteraction): Promise<Recorded | null> {
+    const interactions = manager.getRepository(Interaction);
+    const { id, sessionId, eventId, idempotencyKey } = interaction;
+    const earlier = await interactions.findOne({
+      where: [
+        { id },
+        ...(eventId !== null ? [{ sessionId, providerEventId: eventId }] : []),
+        ...(idempotencyKey !== null ? [{ sessionId, idempotencyKey }] : []),
+      ],
+    });
+    return earlier ? { interaction: earlier, repeat: true } : null;
+  }
+
+  findByIdempotencyKey(sessionId: string, idempotencyKey: string): Promise<Interaction | null> {
+    return this.dataSource.getRepository(Interaction).findOneBy({ sessionId, idempotencyKey });
+  }
+
+  async recordEvent(event: SessionEventInput): Promise<void> {
+    await transactionThenWake(this.dataSource, this.warn, async (manager, wakes) => {
+      await this.outbox.record(manager, event, wakes);
+    });
   }
 
   async due(limit: number): Promise<string[]> {
@@ -124,12 +239,12 @@ export class PostgresInteractionRepository implements InteractionRepository {
     return rows.map((r) => r.id);
   }
 
-  async isPoolNumber(provider: string, number: string): Promise<boolean> {
-    const rows = await this.dataSource.query<unknown[]>('SELECT 1 FROM proxy_numbers WHERE provider = $1 AND number = $2', [
-      provider,
-      number,
-    ]);
-    return rows.length > 0;
+  async poolNumber(provider: string, number: string): Promise<PoolNumber | null> {
+    const [row] = await this.dataSource.query<Array<{ account_id: string | null }>>(
+      'SELECT account_id FROM proxy_numbers WHERE provider = $1 AND number = $2',
+      [provider, number],
+    );
+    return row ? { accountId: row.account_id } : null;
   }
 }
 

@@ -1,16 +1,27 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { InterceptModule } from '../intercept';
 import { JobsModule } from '../jobs/jobs.module';
 import { NotificationsModule } from '../notifications';
 import { ProvidersModule } from '../providers/providers.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { InboundController } from './inbound.controller';
 import { InteractionRepository, PostgresInteractionRepository } from './interaction.repository';
+import { MessagesController } from './messages.controller';
+import { MessagesService } from './messages.service';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
-  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule],
-  providers: [RelayService, RelayWorker, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
-  controllers: [InboundController],
+  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
+  providers: [
+    RelayService,
+    RelayWorker,
+    MessagesService,
+    SessionRelayLimit,
+    { provide: InteractionRepository, useClass: PostgresInteractionRepository },
+  ],
+  controllers: [InboundController, MessagesController],
 })
 export class RelayModule {}

@@ -5,10 +5,14 @@
  */
 import type { ProviderResult, SendSmsRequest, SmsOutcome, StatusEvent, WebhookAnswer } from '@app/cpaas';
 import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
+import { systemClock } from '@app/clock';
 import { loadConfig } from '../config';
+import type { InterceptClient, InterceptDecision, InterceptQuestion } from '../intercept';
+import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { ProviderRegistry } from '../providers/provider-registry';
 import type { Session } from '../sessions/session.entity';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 const ALICE = '+2348030000001';
 const BOB = '+2348030000002';
@@ -57,8 +61,24 @@ const refused: ProviderResult<never> = {
   failure: { countsAgainstProvider: false, cause: 'rejected', reason: 'primary: unsubscribed recipient' },
 };
 
+/** The intercept's face the relay uses: answers as scripted, and what it was asked. */
+class ScriptedIntercept {
+  readonly asked: InterceptQuestion[] = [];
+  next: InterceptDecision = { verdict: 'allow', outcome: 'allowed', detail: 'HTTP 204' };
+
+  client(): InterceptClient {
+    return {
+      ask: (question: InterceptQuestion) => {
+        this.asked.push(question);
+        return Promise.resolve(this.next);
+      },
+    } as unknown as InterceptClient;
+  }
+}
+
 describe('RelayService', () => {
   let now: Date;
+  let intercept: ScriptedIntercept;
   let sessions: InMemorySessionRepository;
   let interactions: InMemoryInteractionRepository;
   let provider: ScriptedProvider;
@@ -85,11 +105,21 @@ describe('RelayService', () => {
     sessions = new InMemorySessionRepository(() => now);
     interactions = new InMemoryInteractionRepository(sessions, new Map([['primary', [PROXY]]]), () => now);
     provider = new ScriptedProvider();
-    relay = new RelayService(interactions, sessions, loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) }), provider.registry());
+    intercept = new ScriptedIntercept();
+    const config = loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) });
+    relay = new RelayService(
+      interactions,
+      sessions,
+      config,
+      provider.registry(),
+      intercept.client(),
+      new SessionRelayLimit(config, systemClock, new BrokerMetrics()),
+      systemClock,
+    );
     session = sessions.addPending({
       accountId: 'acct',
       provider: 'primary',
-      channel: 'sms',
+      channels: ['voice', 'sms'],
       participants: [ALICE, BOB],
       proxyNumber: PROXY,
     });

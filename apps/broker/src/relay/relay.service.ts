@@ -3,15 +3,25 @@ import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { InterceptClient, type InterceptDecision } from '../intercept';
 import { ProviderRegistry } from '../providers/provider-registry';
+import { SessionDto } from '../sessions/dto/session.dto';
 import { sessionEvent } from '../sessions/session-events';
 import type { Session } from '../sessions/session.entity';
-import { SessionRepository } from '../sessions/session.repository';
+import { SessionRepository, type RoutedSession } from '../sessions/session.repository';
 import type { Interaction, InteractionStatus } from './interaction.entity';
-import { InteractionRepository, type InteractionTransaction } from './interaction.repository';
+import { interactionBlocked, interactionOutOfSession } from './interaction-events';
+import { interactionIdFor } from './interaction-id';
+import { InteractionRepository, type InteractionTransaction, type NewInteraction } from './interaction.repository';
+import { SessionRelayLimit } from './session-relay-limit';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
-export type InboundAnswer = { kind: 'answer'; answer: WebhookAnswer } | { kind: 'no-session' } | { kind: 'not-our-number' };
+export type InboundAnswer =
+  | { kind: 'answer'; answer: WebhookAnswer }
+  | { kind: 'no-session' }
+  | { kind: 'not-our-number' }
+  /** The session relayed its RATE_LIMIT_SESSION_RELAYS_BURST; the next relay is allowed in `retryAfterMs`. */
+  | { kind: 'rate-limited'; retryAfterMs: number };
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const CLAIM_BATCH = 50;
@@ -21,6 +31,12 @@ const CLAIM_BATCH = 50;
  * provider, showing the proxy number. An SMS relay is an outbox row (the interaction) written
  * before the provider is asked, so a failed or interrupted relay is retried until it succeeds or
  * the session ends; none is lost.
+ *
+ * An inbound on a channel the session does not have gets the out-of-session answer, recorded as an
+ * `out-of-session` interaction. A session with an intercept URL (its own, else its account's) is asked
+ * before each relay and bridge, with no database connection held while it waits (docs/design.md#intercept).
+ * A sender with no live session on a number dedicated to an account is that account's
+ * `interaction.out_of_session` event; on a shared number only the configured answer is given.
  */
 @Injectable()
 export class RelayService {
@@ -31,30 +47,101 @@ export class RelayService {
     private readonly sessions: SessionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
+    private readonly intercept: InterceptClient,
+    private readonly relayLimit: SessionRelayLimit,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
   async inbound(provider: string, event: InboundEvent): Promise<InboundAnswer> {
-    const session = await this.sessions.findActiveFor(provider, event.to, event.from);
-    if (!session) {
+    const now = new Date(this.clock.now());
+    const routed = await this.sessions.findActiveFor(provider, event.to, event.from, now);
+    if (!routed) {
       // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
-      if (!(await this.interactions.isPoolNumber(provider, event.to))) return { kind: 'not-our-number' };
+      const number = await this.interactions.poolNumber(provider, event.to);
+      if (!number) return { kind: 'not-our-number' };
+      // Only the account a number is dedicated to may learn who writes to it; a shared number tells nobody.
+      if (number.accountId) await this.interactions.recordEvent(interactionOutOfSession(number.accountId, provider, event, now));
       return this.outOfSession(provider, event);
     }
+    const { session } = routed;
     const other = session.participants.find((n) => n !== event.from)!;
-    if (event.channel === 'voice') return this.bridge(session, event, other);
-
-    const interaction = await this.interactions.recordSms({
+    // Past the session's relay rate: neither relayed nor recorded.
+    const waitMs = this.relayLimit.take(session.id);
+    if (waitMs > 0) return this.overRelayLimit(provider, event, waitMs);
+    const inbound = (status: NewInteraction['status'], extra: Partial<NewInteraction> = {}): NewInteraction => ({
+      id: interactionIdFor(session.id, event.eventId),
       sessionId: session.id,
+      channel: event.channel,
       from: event.from,
       to: other,
-      text: event.text,
+      text: event.channel === 'sms' ? event.text : null,
+      status,
       eventId: event.eventId,
+      providerRef: null,
+      idempotencyKey: null,
+      lastError: null,
+      activity: true,
+      ...extra,
     });
-    if (interaction.status === 'pending') await this.attempt(interaction.id);
-    const current = await this.interactions.get(interaction.id);
+
+    if (!session.channels.includes(event.channel)) {
+      await this.interactions.record(inbound('out-of-session', { activity: false }), now, (interaction) =>
+        interactionOutOfSession(session.accountId, provider, event, now, { session, interaction }),
+      );
+      return this.outOfSession(provider, event);
+    }
+
+    if (routed.interceptUrl) {
+      const decision = await this.ask(routed, inbound('pending'), now);
+      if (decision.verdict === 'block') {
+        const blocked = inbound('blocked', { lastError: `blocked: ${decision.detail}` });
+        const recorded = await this.interactions.record(blocked, now, (interaction) => interactionBlocked(session, interaction, decision));
+        // A call gets the out-of-session answer; a text is acknowledged to its provider and goes nowhere.
+        if (event.channel === 'voice' || !recorded) return this.outOfSession(provider, event);
+        return { kind: 'answer', answer: this.registry.webhooks(provider).smsAnswer({ kind: 'out-of-session' }) };
+      }
+    }
+
+    if (event.channel === 'voice') {
+      const bridged = await this.interactions.record(inbound('bridged', { providerRef: event.callId }), now);
+      // Past its end between the lookup and the record (the clock moved on): no bridge for a session that is over.
+      if (!bridged) return this.outOfSession(provider, event);
+      if (!bridged.repeat) await this.bridgeByCall(session, event, other);
+      return {
+        kind: 'answer',
+        answer: this.registry
+          .webhooks(session.provider)
+          .voiceBridgeInstruction({ to: other, callerId: session.proxyNumber, callId: event.callId }),
+      };
+    }
+
+    const recorded = await this.interactions.record(inbound('pending'), now);
+    if (!recorded) return this.outOfSession(provider, event);
+    if (recorded.interaction.status === 'pending') await this.attempt(recorded.interaction.id);
+    const current = await this.interactions.get(recorded.interaction.id);
     const kind = current.status === 'pending' ? 'queued' : 'relayed';
     return { kind: 'answer', answer: this.registry.webhooks(provider).smsAnswer({ kind, interactionId: current.id }) };
+  }
+
+  /** The intercept, asked about the interaction it is about to record: `{ session, interaction }`, signed for the session's account. */
+  private ask(routed: RoutedSession, interaction: NewInteraction, now: Date): Promise<InterceptDecision> {
+    const { session } = routed;
+    return this.intercept.ask({
+      url: routed.interceptUrl!,
+      accountId: session.accountId,
+      id: interaction.id,
+      data: {
+        session: SessionDto.from(session, now),
+        interaction: {
+          id: interaction.id,
+          channel: interaction.channel,
+          from: interaction.from,
+          to: interaction.to,
+          ...(interaction.text !== null ? { text: interaction.text } : {}),
+          createdAt: now.toISOString(),
+        },
+      },
+    });
   }
 
   /**
@@ -145,7 +232,7 @@ export class RelayService {
       const interaction = await tx.claimPending(interactionId);
       if (!interaction) return null;
       const session = await tx.sessionOf(interaction);
-      if (session.status !== 'active' || session.expiresAt.getTime() <= this.clock.now()) {
+      if (session.status !== 'active' || session.inactiveAt.getTime() <= this.clock.now()) {
         await this.giveUp(tx, interaction, session, 'the session ended before the message could be relayed');
         return null;
       }
@@ -225,12 +312,32 @@ export class RelayService {
     );
   }
 
-  private async bridge(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<InboundAnswer> {
-    await this.interactions.recordCall({ sessionId: session.id, from: event.from, to, eventId: event.eventId, callId: event.callId });
-    return {
-      kind: 'answer',
-      answer: this.registry.webhooks(session.provider).voiceBridgeInstruction({ to, callerId: session.proxyNumber, callId: event.callId }),
-    };
+  /**
+   * A vendor that bridges by an API call (Infobip's dialogs) is asked once per call however often it sends the
+   * webhook: the request's outcome feeds the breaker now; a refusal settles the call as failed (the breaker has
+   * it already, from the request itself).
+   */
+  private async bridgeByCall(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<void> {
+    if (!this.registry.webhooks(session.provider).bridgesByCall) return;
+    const placed = await this.registry.call(session.provider, 'call', false, (p) =>
+      p.bridgeCall({ from: session.proxyNumber, to, inboundCallId: event.callId }),
+    );
+    if (placed.ok) return;
+    await this.callOutcome(session.provider, {
+      type: 'call.failed',
+      eventId: `${event.callId}:bridge`,
+      callId: event.callId,
+      from: event.from,
+      to,
+      reason: `the bridge could not be requested (${placed.failure.cause}${placed.failure.status ? `, HTTP ${placed.failure.status}` : ''})`,
+      at: event.at,
+    });
+  }
+
+  /** Neither relayed nor recorded: the vendor's own refusal (TwiML `<Reject/>`, an empty `<Response/>`), else a 429. */
+  private overRelayLimit(provider: string, event: InboundEvent, retryAfterMs: number): InboundAnswer {
+    const answer = this.registry.webhooks(provider).noSessionAnswer(event.channel);
+    return answer ? { kind: 'answer', answer } : { kind: 'rate-limited', retryAfterMs };
   }
 
   private async outOfSession(provider: string, event: InboundEvent): Promise<InboundAnswer> {

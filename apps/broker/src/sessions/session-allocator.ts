@@ -1,21 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
+import type { Clock } from '@app/clock';
+import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { PoolUsage } from '../providers/pool-usage';
 import { SessionReservationRepository, type ReservationInput, type ReservationRow } from './session-reservation.repository';
+import { expireLapsed } from './expire-lapsed';
 import { Session } from './session.entity';
+import { SessionRepository } from './session.repository';
 
 export interface ReservationRequest {
   accountId: string;
   provider: string;
-  channel: Channel;
+  /** Voice first, no repeats. */
+  channels: Channel[];
   participants: [string, string];
   ttlSeconds: number;
+  idleTtlSeconds: number | null;
   callbackUrl: string | null;
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
+  uniqueName: string | null;
+  interceptUrl: string | null;
+  preferSticky: boolean;
 }
 
 /** No enabled number on the provider can take these two participants. */
@@ -42,7 +51,17 @@ export class ParticipantLimitError extends Error {
   }
 }
 
+/** Another live session of the account already has this uniqueName. */
+export class UniqueNameTakenError extends Error {
+  override name = 'UniqueNameTakenError';
+  constructor(readonly uniqueName: string) {
+    super(`the account has a live session named ${JSON.stringify(uniqueName)}`);
+  }
+}
+
 const UNIQUE_VIOLATION = '23505';
+/** The index that keeps one live session per uniqueName and account (Session entity). */
+const UNIQUE_NAME_INDEX = 'uq_sessions_live_unique_name';
 const DEADLOCK = '40P01';
 const MAX_ATTEMPTS = 8;
 
@@ -62,7 +81,9 @@ export { RESERVE_SQL } from './session-reservation.repository';
  *
  * Load comes from PoolUsage (read every few seconds, plus this replica's own reservations), so a
  * create does not count every active session. A participant whose old session on a number has
- * passed its expiresAt but not been swept yet is freed when its row gets in the way.
+ * passed its inactiveAt (expiresAt, or its idle deadline) but not been swept yet is freed when its row
+ * gets in the way; so is a uniqueName whose session has: that session is expired then, as the sweeper
+ * would, and the name taken. Every time comes from the broker's clock.
  */
 @Injectable()
 export class SessionAllocator {
@@ -73,6 +94,8 @@ export class SessionAllocator {
     private readonly pool: PoolUsage,
     @Inject(BROKER_CONFIG) config: BrokerConfig,
     metrics: BrokerMetrics,
+    private readonly sessions: SessionRepository,
+    @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.participantLimit = config.sessions.participantLimit;
     metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
@@ -82,12 +105,19 @@ export class SessionAllocator {
     // Sorted, so two creates for the same pair take the index entries in the same order.
     const numbers = [...request.participants].sort();
     for (let attempt = 1; ; attempt++) {
+      const now = new Date(this.clock.now());
       try {
-        return await this.tryReserve(request, numbers);
+        return await this.tryReserve(request, numbers, now);
       } catch (error) {
         const code = sqlState(error);
+        if (code === UNIQUE_VIOLATION && constraintOf(error) === UNIQUE_NAME_INDEX && request.uniqueName !== null) {
+          // Taken by a live session, or by one past its end that the sweeper has not marked yet: that one is expired now.
+          const freed = await expireLapsed(this.sessions, now, (tx) => tx.lockLapsedNamed(request.accountId, request.uniqueName!, now));
+          if (freed === 0 || attempt >= MAX_ATTEMPTS) throw new UniqueNameTakenError(request.uniqueName);
+          continue;
+        }
         if (attempt >= MAX_ATTEMPTS || (code !== UNIQUE_VIOLATION && code !== DEADLOCK)) throw error;
-        if (code === UNIQUE_VIOLATION) await this.reservations.freeExpired(request.provider, request.accountId, numbers);
+        if (code === UNIQUE_VIOLATION) await this.reservations.freeExpired(request.provider, request.accountId, numbers, now);
       }
     }
   }
@@ -97,11 +127,11 @@ export class SessionAllocator {
     return this.reservations.release(sessionId);
   }
 
-  private async tryReserve(request: ReservationRequest, numbers: string[]): Promise<Session> {
+  private async tryReserve(request: ReservationRequest, numbers: string[], now: Date): Promise<Session> {
     const input: ReservationInput = {
       accountId: request.accountId,
       provider: request.provider,
-      channel: request.channel,
+      channels: request.channels,
       sortedNumbers: numbers,
       participants: request.participants,
       loadOrder: this.pool.loadOrder(),
@@ -110,6 +140,11 @@ export class SessionAllocator {
       metadata: request.metadata,
       idempotencyKey: request.idempotencyKey,
       participantLimit: this.participantLimit,
+      now,
+      idleTtlSeconds: request.idleTtlSeconds,
+      uniqueName: request.uniqueName,
+      interceptUrl: request.interceptUrl,
+      preferSticky: request.preferSticky,
     };
     const result = await this.reservations.reserve(input);
     if (!result.reserved) {
@@ -126,12 +161,17 @@ function sqlState(error: unknown): string | undefined {
   return error instanceof QueryFailedError ? (error.driverError as { code?: string })?.code : undefined;
 }
 
+/** The constraint (or unique index) a violation names. */
+function constraintOf(error: unknown): string | undefined {
+  return error instanceof QueryFailedError ? (error.driverError as { constraint?: string })?.constraint : undefined;
+}
+
 /** The pending session a reservation made, as the allocator hands it on (no binding yet). */
 export function pendingSession(input: ReservationInput, row: ReservationRow): Session {
   return Object.assign(new Session(), {
     id: row.id,
     accountId: input.accountId,
-    channel: input.channel,
+    channels: [...input.channels],
     status: 'pending' as const,
     provider: input.provider,
     proxyNumberId: row.proxyNumberId,
@@ -142,6 +182,12 @@ export function pendingSession(input: ReservationInput, row: ReservationRow): Se
     metadata: input.metadata,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
+    idleTtlSeconds: input.idleTtlSeconds ?? null,
+    lastInteractionAt: null,
+    inactiveAt: row.inactiveAt,
+    expiredReason: null,
+    uniqueName: input.uniqueName ?? null,
+    interceptUrl: input.interceptUrl ?? null,
     endedAt: null,
     releasedAt: null,
     idempotencyKey: input.idempotencyKey,

@@ -27,7 +27,7 @@ function input(accountId = ACCOUNT, callbackUrl: string | null = null): Reservat
   return {
     accountId,
     provider: 'p',
-    channel: 'sms',
+    channels: ['sms'],
     sortedNumbers: [...pair].sort(),
     participants: pair,
     loadOrder: [],
@@ -36,6 +36,7 @@ function input(accountId = ACCOUNT, callbackUrl: string | null = null): Reservat
     metadata: {},
     idempotencyKey: null,
     participantLimit: 3,
+    now: new Date(),
   };
 }
 

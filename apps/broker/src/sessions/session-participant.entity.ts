@@ -16,6 +16,8 @@ import { Session } from './session.entity';
   unique: true,
   where: '"active" AND "shared_slot" IS NOT NULL',
 })
+// numberSelection "prefer-sticky": the proxy number of a participant's most recent session with the account.
+@Index('idx_participant_history', ['accountId', 'number', 'createdAt'])
 export class SessionParticipant {
   @PrimaryColumn({ name: 'session_id', type: 'uuid' })
   sessionId: string;
@@ -41,7 +43,11 @@ export class SessionParticipant {
   @Column({ name: 'shared_slot', type: 'smallint', nullable: true })
   sharedSlot: number | null;
 
-  /** Copied from the session: a row is treated as inactive from here on, swept or not. */
+  /** The session's inactiveAt, kept in step with it: a row is treated as inactive from here on, swept or not. */
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;
+
+  /** When the participant joined the session (its creation). */
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
 }

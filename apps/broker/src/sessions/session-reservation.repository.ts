@@ -1,7 +1,8 @@
 /**
  * The SQL of a reservation: a proxy number and a `pending` session for two participants, the
  * removal of a reservation whose binding failed, and the freeing of participants whose sessions
- * passed their expiresAt unswept. SessionAllocator decides when; this class only talks to PostgreSQL.
+ * passed their inactiveAt (expiresAt or the idle deadline) unswept. SessionAllocator decides when, on the
+ * broker's clock; this class only talks to PostgreSQL.
  *
  * A reservation is one statement (RESERVE_SQL, a call of the function `broker_reserve_session`). It picks a shared number only where the account
  * holds fewer than SESSION_PARTICIPANT_LIMIT shared-pool sessions with both participants, and gives
@@ -31,17 +32,19 @@ import { preparedStatement, runPrepared } from '@app/database';
 import type { Channel } from '../numbers/proxy-number.entity';
 
 /**
- * One statement: `broker_reserve_session` (migration ReserveSessionFunction) takes the first eligible
- * number (enabled, channel-capable, neither participant active on it, and either dedicated to this
- * account or shared while the account is under its participant limit with both numbers) with dedicated
- * numbers first and then in load order, and writes the pending session and its two participant rows.
- * When it reserved nothing, its row (if any) names the participant the account holds `$11` shared-pool
- * sessions with. The function keeps its plans for the connection's life: a create pays neither parse
- * nor plan for it, and this call is a prepared statement (RESERVE), parsed once per connection too.
+ * One statement: `broker_reserve_session` (migrations ReserveSessionFunction, ConversationSessions) takes the
+ * first eligible number (enabled, carrying every channel of the session, neither participant active on it,
+ * and either dedicated to this account or shared while the account is under its participant limit with both
+ * numbers) with the first participant's most recent number first when asked (`prefer-sticky`), then
+ * dedicated numbers, then in load order, and writes the pending session and its two participant rows. When
+ * it reserved nothing, its row (if any) names the participant the account holds `$11` shared-pool sessions
+ * with. Every time it writes or compares is `$12`, the broker's clock. The function keeps its plans for the
+ * connection's life: a create pays neither parse nor plan for it, and this call is a prepared statement
+ * (RESERVE), parsed once per connection too. One statement whatever the number of channels.
  */
 export const RESERVE_SQL = `/* session.reserve */
-  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.over_limit_number, r.over_limit_held
-    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS r,
+  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.inactive_at, r.over_limit_number, r.over_limit_held
+    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) AS r,
          (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
 
 const RESERVE = preparedStatement('session.reserve', RESERVE_SQL);
@@ -52,12 +55,14 @@ export interface ReservationRow {
   proxyNumber: string;
   createdAt: Date;
   expiresAt: Date;
+  inactiveAt: Date;
 }
 
 export interface ReservationInput {
   accountId: string;
   provider: string;
-  channel: Channel;
+  /** Voice first: the spelling the sessions table keeps. */
+  channels: Channel[];
   /** Sorted, so two creates for the same pair take the index entries in the same order. */
   sortedNumbers: string[];
   participants: [string, string];
@@ -68,6 +73,14 @@ export interface ReservationInput {
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
   participantLimit: number;
+  /** The broker's clock: the session's createdAt, and the moment the pool rule and the limit are read at. */
+  now: Date;
+  /** Unset: none (likewise below). */
+  idleTtlSeconds?: number | null;
+  uniqueName?: string | null;
+  interceptUrl?: string | null;
+  /** Rank the first participant's most recent number (with this account) first, where it is eligible. */
+  preferSticky?: boolean;
 }
 
 /** A participant number the account holds `held` shared-pool sessions with, at or above the limit. */
@@ -78,13 +91,14 @@ export interface HeldParticipant {
 
 export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null };
 
-/** Reserved: the first five are set. Refused over the limit: the last two. Nothing free: no row. */
+/** Reserved: the first six are set. Refused over the limit: the last two. Nothing free: no row. */
 interface RawReservation {
   id: string | null;
   proxy_number_id: string;
   proxy_number: string;
   created_at: Date;
   expires_at: Date;
+  inactive_at: Date;
   over_limit_number: string | null;
   over_limit_held: number | null;
 }
@@ -97,7 +111,7 @@ export class SessionReservationRepository {
   async reserve(input: ReservationInput): Promise<ReservationResult> {
     const rows = await runPrepared<RawReservation[]>(this.dataSource, RESERVE, [
       input.provider,
-      input.channel,
+      input.channels,
       input.sortedNumbers,
       input.loadOrder,
       input.accountId,
@@ -107,6 +121,11 @@ export class SessionReservationRepository {
       input.ttlSeconds,
       input.idempotencyKey,
       input.participantLimit,
+      input.now,
+      input.idleTtlSeconds ?? null,
+      input.uniqueName ?? null,
+      input.interceptUrl ?? null,
+      input.preferSticky ?? false,
     ]);
     const [row] = rows;
     if (row?.id == null) {
@@ -120,6 +139,7 @@ export class SessionReservationRepository {
         proxyNumber: row.proxy_number,
         createdAt: row.created_at,
         expiresAt: row.expires_at,
+        inactiveAt: row.inactive_at,
       },
     };
   }
@@ -130,15 +150,16 @@ export class SessionReservationRepository {
   }
 
   /**
-   * A session is inactive from expiresAt on, swept or not: its participants' rows stop counting, on
-   * this provider's numbers (the pool rule) and in this account's slots (the participant limit).
+   * A session is inactive from its inactiveAt on (expiresAt, or sooner its idle deadline), swept or not:
+   * at `now` on the broker's clock its participants' rows stop counting, on this provider's numbers (the
+   * pool rule) and in this account's slots (the participant limit).
    */
-  async freeExpired(provider: string, accountId: string, numbers: string[]): Promise<void> {
+  async freeExpired(provider: string, accountId: string, numbers: string[], now: Date): Promise<void> {
     await this.dataSource.query(
       `UPDATE session_participants sp SET active = false
-        WHERE sp.active AND sp.expires_at <= now() AND sp.number = ANY($2::text[])
+        WHERE sp.active AND sp.expires_at <= $4 AND sp.number = ANY($2::text[])
           AND (sp.account_id = $3 OR sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1))`,
-      [provider, numbers, accountId],
+      [provider, numbers, accountId, now],
     );
   }
 }

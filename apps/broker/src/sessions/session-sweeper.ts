@@ -6,16 +6,16 @@ import { JOB_LOCKS } from '../database/exclusive';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import type { IntervalJob } from '../jobs/interval-job';
 import { JobRunner } from '../jobs/job-runner';
-import { sessionEnded } from './session-events';
-import type { Session } from './session.entity';
+import { expireLapsed } from './expire-lapsed';
 import { SessionRepository } from './session.repository';
 import { SessionsService } from './sessions.service';
 
 const BATCH = 100;
 
 /**
- * Every SESSION_SWEEP_INTERVAL_MS, on one replica at a time: marks sessions past expiresAt as
- * `expired` (they were already inactive from that instant), releases the bindings of ended
+ * Every SESSION_SWEEP_INTERVAL_MS, on one replica at a time: marks sessions past their inactiveAt
+ * (expiresAt, or sooner their idle deadline) on the broker's clock as `expired`, with why (they
+ * were already inactive from that instant, on every replica), releases the bindings of ended
  * sessions (retrying those whose unbind failed), drops reservations a crashed process left
  * `pending`, and forgets idempotency records older than 24 h.
  */
@@ -60,14 +60,8 @@ export class SessionSweeper implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private expireBatch(): Promise<number> {
-    return this.repository.transaction(async (tx) => {
-      const due = await tx.lockExpired(BATCH);
-      const endedAt = new Date(this.clock.now());
-      const expired = due.map((s): Session => ({ ...s, status: 'expired', endedAt }));
-      await tx.end(expired);
-      for (const session of expired) await tx.record(sessionEnded(session, 'expired'));
-      return due.length;
-    });
+    const now = new Date(this.clock.now());
+    return expireLapsed(this.repository, now, (tx) => tx.lockExpired(BATCH, now));
   }
 
   private async releaseEnded(stopping: AbortSignal): Promise<void> {
@@ -80,7 +74,7 @@ export class SessionSweeper implements OnApplicationBootstrap, OnApplicationShut
   private async dropStaleReservations(): Promise<void> {
     // Older than any create could still be working on it: its process is gone.
     const staleAfterMs = this.config.providerCallTimeoutMs * (this.config.providers.length + 1) + 60_000;
-    for (const row of await this.repository.dropStaleReservations(staleAfterMs)) {
+    for (const row of await this.repository.dropStaleReservations(new Date(this.clock.now() - staleAfterMs))) {
       this.logger.warn(
         `dropped reservation ${row.id} (${row.provider} ${row.proxyNumber}) left pending by a process that stopped mid-create`,
       );

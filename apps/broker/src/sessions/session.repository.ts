@@ -22,8 +22,12 @@ export type SessionListStatus = 'active' | 'closed' | 'expired';
 
 export interface SessionPageQuery {
   readonly accountId: string;
-  /** A session past its expiresAt counts as expired, whether or not the sweeper has marked it. */
+  /** A session past its inactiveAt at `now` counts as expired, whether or not the sweeper has marked it. */
   readonly status?: SessionListStatus;
+  /** Only the sessions with this uniqueName (at most one of them live). */
+  readonly uniqueName?: string;
+  /** The broker's clock. */
+  readonly now: Date;
   /** Only sessions before this one in the order (newest first). */
   readonly before?: PageCursor;
   readonly limit: number;
@@ -36,13 +40,21 @@ export interface DroppedReservation {
   readonly proxyNumber: string;
 }
 
+/** A live session an inbound webhook reached, and where its intercept goes (its own URL, else its account's). */
+export interface RoutedSession {
+  readonly session: Session;
+  readonly interceptUrl: string | null;
+}
+
 /** What one transaction can do; its changes and events commit together or not at all. */
 export interface SessionTransaction {
   /** The account's session, row-locked until the transaction ends; null when there is none. */
   lock(accountId: string, id: string): Promise<Session | null>;
-  /** Up to `limit` active sessions past their expiresAt, oldest first, locked; those another replica holds are skipped. */
-  lockExpired(limit: number): Promise<Session[]>;
-  /** Writes each session's ended status and endedAt, and frees its participants for other sessions. */
+  /** Up to `limit` active sessions past their inactiveAt at `now`, soonest first, locked; those another replica holds are skipped. */
+  lockExpired(limit: number, now: Date): Promise<Session[]>;
+  /** The account's active sessions named `uniqueName` that are past their inactiveAt at `now`, locked. */
+  lockLapsedNamed(accountId: string, uniqueName: string, now: Date): Promise<Session[]>;
+  /** Writes each session's ended status, endedAt and expiredReason, and frees its participants for other sessions. */
   end(sessions: readonly Session[]): Promise<void>;
   /** Records an event in the outbox, in this transaction; the delivery workers are woken once it has committed. */
   record(event: SessionEventInput): Promise<void>;
@@ -63,12 +75,15 @@ export abstract class SessionRepository {
   abstract markReleased(id: string): Promise<void>;
   /** Up to `limit` ended sessions whose binding is not released yet, longest ended first. */
   abstract unreleased(limit: number): Promise<Session[]>;
-  /** Removes reservations still pending after `olderThanMs`. */
-  abstract dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]>;
+  /** Removes reservations made before `before` that are still pending. */
+  abstract dropStaleReservations(before: Date): Promise<DroppedReservation[]>;
   /** Removes the reservations a create with this key left pending (it died; its key was taken over). */
   abstract dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]>;
-  /** The active session in which `participant` reaches the others through `proxyNumber` on `provider`. */
-  abstract findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null>;
+  /**
+   * The session, live at `now` (active, before its inactiveAt, swept or not), in which `participant` reaches
+   * the other through `proxyNumber` on `provider`; with its intercept URL.
+   */
+  abstract findActiveFor(provider: string, proxyNumber: string, participant: string, now: Date): Promise<RoutedSession | null>;
 }
 
 /**
@@ -148,9 +163,11 @@ export class PostgresSessionRepository implements SessionRepository {
       .orderBy('s.createdAt', 'DESC')
       .addOrderBy('s.id', 'DESC')
       .limit(query.limit);
-    if (query.status === 'active') qb.andWhere(`s.status = 'active' AND s.expiresAt > now()`);
+    if (query.status === 'active') qb.andWhere(`s.status = 'active' AND s.inactiveAt > :now`, { now: query.now });
     if (query.status === 'closed') qb.andWhere(`s.status = 'closed'`);
-    if (query.status === 'expired') qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.expiresAt <= now()))`);
+    if (query.status === 'expired')
+      qb.andWhere(`(s.status = 'expired' OR (s.status = 'active' AND s.inactiveAt <= :now))`, { now: query.now });
+    if (query.uniqueName !== undefined) qb.andWhere('s.uniqueName = :uniqueName', { uniqueName: query.uniqueName });
     if (query.before) qb.andWhere('(s.createdAt, s.id) < (:at, :id)', { at: query.before.at, id: query.before.id });
     return qb.getMany();
   }
@@ -173,8 +190,8 @@ export class PostgresSessionRepository implements SessionRepository {
       .getMany();
   }
 
-  dropStaleReservations(olderThanMs: number): Promise<DroppedReservation[]> {
-    return this.dropPending(`created_at < now() - make_interval(secs => $1)`, [olderThanMs / 1000]);
+  dropStaleReservations(before: Date): Promise<DroppedReservation[]> {
+    return this.dropPending('created_at < $1', [before]);
   }
 
   dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {
@@ -191,24 +208,25 @@ export class PostgresSessionRepository implements SessionRepository {
     return dropped.map((r) => ({ id: r.id, provider: r.provider, proxyNumber: r.proxy_number }));
   }
 
-  findActiveFor(provider: string, proxyNumber: string, participant: string): Promise<Session | null> {
-    return this.dataSource
+  async findActiveFor(provider: string, proxyNumber: string, participant: string, now: Date): Promise<RoutedSession | null> {
+    const { entities, raw } = await this.dataSource
       .getRepository(Session)
       .createQueryBuilder('s')
-      .innerJoin(
-        'session_participants',
-        'sp',
-        'sp.session_id = s.id AND sp.active AND sp.expires_at > now() AND sp.number = :participant',
-        {
-          participant,
-        },
-      )
+      .innerJoin('session_participants', 'sp', 'sp.session_id = s.id AND sp.active AND sp.expires_at > :now AND sp.number = :participant', {
+        participant,
+        now,
+      })
       .innerJoin('proxy_numbers', 'pn', 'pn.id = sp.proxy_number_id AND pn.provider = :provider AND pn.number = :proxyNumber', {
         provider,
         proxyNumber,
       })
-      .where(`s.status = 'active' AND s.expires_at > now()`)
-      .getOne();
+      .innerJoin('accounts', 'a', 'a.id = s.account_id')
+      .addSelect('a.intercept_url', 'account_intercept_url')
+      .where(`s.status = 'active' AND s.inactive_at > :now`, { now })
+      .getRawAndEntities<{ account_intercept_url: string | null }>();
+    const [session] = entities;
+    if (!session) return null;
+    return { session, interceptUrl: session.interceptUrl ?? raw[0]?.account_intercept_url ?? null };
   }
 }
 
@@ -223,15 +241,28 @@ class PostgresSessionTransaction implements SessionTransaction {
     return this.manager.getRepository(Session).findOne({ where: { id, accountId }, lock: { mode: 'pessimistic_write' } });
   }
 
-  lockExpired(limit: number): Promise<Session[]> {
+  lockExpired(limit: number, now: Date): Promise<Session[]> {
     return this.manager
       .getRepository(Session)
       .createQueryBuilder('s')
       .setLock('pessimistic_write')
       .setOnLocked('skip_locked')
-      .where(`s.status = 'active' AND s.expiresAt <= now()`)
-      .orderBy('s.expiresAt')
+      .where(`s.status = 'active' AND s.inactiveAt <= :now`, { now })
+      .orderBy('s.inactiveAt')
       .limit(limit)
+      .getMany();
+  }
+
+  lockLapsedNamed(accountId: string, uniqueName: string, now: Date): Promise<Session[]> {
+    return this.manager
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .setLock('pessimistic_write')
+      .where(`s.accountId = :accountId AND s.uniqueName = :uniqueName AND s.status = 'active' AND s.inactiveAt <= :now`, {
+        accountId,
+        uniqueName,
+        now,
+      })
       .getMany();
   }
 
@@ -239,10 +270,10 @@ class PostgresSessionTransaction implements SessionTransaction {
     if (sessions.length === 0) return;
     const ids = sessions.map((s) => s.id);
     await this.manager.query(
-      `UPDATE sessions s SET status = e.status, ended_at = e.ended_at
-         FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS e(id, status, ended_at)
+      `UPDATE sessions s SET status = e.status, ended_at = e.ended_at, expired_reason = e.expired_reason
+         FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::text[]) AS e(id, status, ended_at, expired_reason)
         WHERE s.id = e.id`,
-      [ids, sessions.map((s) => s.status), sessions.map((s) => s.endedAt)],
+      [ids, sessions.map((s) => s.status), sessions.map((s) => s.endedAt), sessions.map((s) => s.expiredReason)],
     );
     await this.manager.query('UPDATE session_participants SET active = false WHERE session_id = ANY($1::uuid[])', [ids]);
   }

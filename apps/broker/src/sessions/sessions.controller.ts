@@ -1,24 +1,14 @@
-import { Body, Controller, Delete, Get, Headers, Param, ParseUUIDPipe, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
-import { ProblemException } from '../common/problem';
+import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
 import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
-
-// Any malformed id is a session that is not there, like another account's.
-const sessionId = new ParseUUIDPipe({
-  exceptionFactory: () =>
-    new ProblemException({
-      status: 404,
-      slug: 'session-not-found',
-      title: 'Session not found',
-      detail: 'No session with this id exists for your account.',
-    }),
-});
+import { sessionIdPipe as sessionId } from './session-id.pipe';
 
 @ApiTags('sessions')
 @ApiBearerAuth('api-key')
@@ -76,7 +66,11 @@ export class SessionsController {
   @Get(':id/interactions')
   @ApiOperation({ summary: 'Calls and messages relayed through the session.' })
   @ApiOkResponse({ type: InteractionListDto })
-  async interactions(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<InteractionListDto> {
-    return { interactions: await this.sessions.interactions(principal.accountId, id) };
+  async interactions(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', sessionId) id: string,
+    @Query() query: CursorPageQueryDto,
+  ): Promise<InteractionListDto> {
+    return this.sessions.interactions(principal.accountId, id, query);
   }
 }

@@ -10,7 +10,9 @@ import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../
 import { ProblemException } from '../common/problem';
 import { loadConfig } from '../config';
 import { AppLogger } from '../logging/app-logger';
+import type { DestinationCache } from '../destinations/destination-cache';
 import type { DestinationPolicy } from '../destinations/destination-policy';
+import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { CallbackUrlValidator } from '../notifications';
 import type { ProviderRegistry } from '../providers/provider-registry';
@@ -69,7 +71,7 @@ function allocator(sessions: InMemorySessionRepository, sweptWhileBinding = fals
       const reservation = sessions.addPending({
         accountId: request.accountId,
         provider: request.provider,
-        channel: request.channel,
+        channels: request.channels,
         participants: [...request.participants],
         proxyNumber: `+2349010000001`,
         callbackUrl: request.callbackUrl,
@@ -87,7 +89,7 @@ function allocator(sessions: InMemorySessionRepository, sweptWhileBinding = fals
   return fake as SessionAllocator;
 }
 
-const reservation = { accountId: ACCOUNT, provider: 'primary', channel: 'sms' as const, participants: ['+1', '+2'], proxyNumber: '+3' };
+const reservation = { accountId: ACCOUNT, provider: 'primary', channels: ['sms' as const], participants: ['+1', '+2'], proxyNumber: '+3' };
 
 const body: CreateSessionDto = {
   channel: 'sms',
@@ -119,6 +121,8 @@ describe('SessionsService', () => {
       new BrokerMetrics(),
       new CallbackUrlValidator(config),
       destinations,
+      // An account without a default country: participants are E.164, as the bodies here write them.
+      new ParticipantNumbers({ view: () => Promise.resolve(null) } as unknown as DestinationCache),
     );
   };
 
@@ -268,7 +272,7 @@ describe('SessionsService', () => {
 
     it('marks a session past its expiresAt expired, not closed, and says so in the event', async () => {
       const created = await service.create(ACCOUNT, body);
-      sessions.sessions.get(created.id)!.expiresAt = new Date(Date.now() - 1);
+      Object.assign(sessions.sessions.get(created.id)!, { expiresAt: new Date(Date.now() - 1), inactiveAt: new Date(Date.now() - 1) });
 
       const closed = await service.close(ACCOUNT, created.id);
 

@@ -3,17 +3,20 @@ import { performance } from 'node:perf_hooks';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
-import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
+import { decodePageCursor, decodePrecisePageCursor, encodePageCursor, encodePrecisePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
 import { InteractionRepository } from '../relay/interaction.repository';
 import { DestinationPolicy } from '../destinations/destination-policy';
+import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { sessionCreated, sessionEnded } from './session-events';
-import { DEFAULT_TTL_SECONDS, type CreateSessionDto } from './dto/create-session.dto';
-import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
-import { ParticipantLimitError, PoolExhaustedError, SessionAllocator } from './session-allocator';
+import { DEFAULT_TTL_SECONDS, sessionChannels, type CreateSessionDto } from './dto/create-session.dto';
+import type { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
+import { InteractionDto, SessionDto, type InteractionListDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
+import { ParticipantLimitError, PoolExhaustedError, SessionAllocator, UniqueNameTakenError } from './session-allocator';
+import { ended } from './session-expiry';
 import type { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
 
@@ -46,6 +49,7 @@ export class SessionsService {
     private readonly metrics: BrokerMetrics,
     private readonly callbackUrls: CallbackUrlValidator,
     private readonly destinations: DestinationPolicy,
+    private readonly participantNumbers: ParticipantNumbers,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
@@ -61,8 +65,15 @@ export class SessionsService {
   ): Promise<SessionDto> {
     const work: CreateWork = { reqId: requestId ?? undefined, accountId, idempotencyKey: idempotencyKey ?? undefined };
     if (body.callbackUrl) this.callbackUrls.assertAcceptable(body.callbackUrl, 'callbackUrl');
-    const participants: [string, string] = [body.participants[0].number, body.participants[1].number];
-    await this.destinations.assertAllowed(accountId, body.channel, participants);
+    if (body.interceptUrl) this.callbackUrls.assertAcceptable(body.interceptUrl, 'interceptUrl');
+    // E.164, or the account's national numbers (its default country): stored and answered in E.164.
+    const participants = (await this.participantNumbers.read(accountId, [body.participants[0].number, body.participants[1].number])) as [
+      string,
+      string,
+    ];
+    const channels = sessionChannels(body);
+    // A session that carries texts needs participants who can receive them; voice asks less of a number.
+    await this.destinations.assertAllowed(accountId, channels.includes('sms') ? 'sms' : 'voice', participants);
     const attempts: Attempt[] = [];
     let overLimit: ParticipantLimitError | undefined;
     for (const candidate of this.registry.candidates()) {
@@ -73,15 +84,20 @@ export class SessionsService {
           this.allocator.reserve({
             accountId,
             provider,
-            channel: body.channel,
+            channels,
             participants,
             ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
+            idleTtlSeconds: body.idleTtlSeconds ?? null,
             callbackUrl: body.callbackUrl ?? null,
             metadata: body.metadata ?? {},
             idempotencyKey,
+            uniqueName: body.uniqueName ?? null,
+            interceptUrl: body.interceptUrl ?? null,
+            preferSticky: body.numberSelection === 'prefer-sticky',
           }),
         );
       } catch (error) {
+        if (error instanceof UniqueNameTakenError) throw this.failed(uniqueNameTaken(error));
         if (error instanceof ParticipantLimitError) overLimit = error;
         else if (!(error instanceof PoolExhaustedError)) throw error;
         attempts.push({ provider, outcome: 'pool exhausted' });
@@ -89,9 +105,7 @@ export class SessionsService {
       }
       if (!candidate.provider.keepsSessions) {
         // The broker is the session store for this vendor (docs/design.md#sessions-and-the-pool-rule): nothing to ask it, no network wait.
-        // A HALF_OPEN breaker still needs this probe's outcome to close: a cheap authenticated read
-        // stands in for the bind that never happens, off the request path.
-        if (candidate.probe) this.registry.probeInBackground(provider);
+        // A probe session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
         const session = await this.timed('activate', () => this.activate(reservation, null, work));
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session, new Date(this.clock.now()));
@@ -167,9 +181,9 @@ export class SessionsService {
   async list(accountId: string, query: ListSessionsQueryDto): Promise<SessionListDto> {
     const limit = query.limit ?? 50;
     const before = query.cursor ? decodePageCursor(query.cursor) : undefined;
-    const rows = await this.sessions.page({ accountId, status: query.status, before, limit: limit + 1 });
-    const page = rows.slice(0, limit);
     const now = new Date(this.clock.now());
+    const rows = await this.sessions.page({ accountId, status: query.status, uniqueName: query.uniqueName, before, limit: limit + 1, now });
+    const page = rows.slice(0, limit);
     return {
       sessions: page.map((s) => SessionDto.from(s, now)),
       nextCursor: rows.length > limit ? encodePageCursor(page[page.length - 1].createdAt, page[page.length - 1].id) : null,
@@ -182,28 +196,28 @@ export class SessionsService {
       const session = await tx.lock(accountId, id);
       if (!session || session.status === 'pending') throw notFound();
       if (session.status !== 'active') return { session, changed: false };
-      const now = new Date(this.clock.now());
-      const status = session.expiresAt <= now ? 'expired' : 'closed';
-      const ended: Session = { ...session, status, endedAt: now };
-      await tx.end([ended]);
-      await tx.record(sessionEnded(ended, status));
-      return { session: ended, changed: true };
+      // Past its inactiveAt it had expired already (ttl or idle), swept or not.
+      const closed = ended(session, new Date(this.clock.now()));
+      await tx.end([closed]);
+      await tx.record(sessionEnded(closed, closed.status === 'expired' ? 'expired' : 'closed'));
+      return { session: closed, changed: true };
     });
     if (closed.changed) await this.releaseBinding(closed.session);
     return SessionDto.from(closed.session, new Date(this.clock.now()));
   }
 
-  async interactions(accountId: string, id: string): Promise<InteractionDto[]> {
+  /** A page of the session's interactions, oldest first (`nextCursor` for the next one, as the other lists). */
+  async interactions(accountId: string, id: string, query: CursorPageQueryDto = {}): Promise<InteractionListDto> {
     await this.find(accountId, id);
-    const rows = await this.interactionRecords.forSession(id);
-    return rows.map((i) => ({
-      id: i.id,
-      channel: i.channel,
-      from: i.from,
-      to: i.to,
-      status: i.status,
-      createdAt: i.createdAt.toISOString(),
-    }));
+    const limit = query.limit ?? 50;
+    const after = query.cursor ? decodePrecisePageCursor(query.cursor) : undefined;
+    const rows = await this.interactionRecords.pageForSession(id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1]?.position;
+    return {
+      interactions: page.map(({ interaction }) => InteractionDto.from(interaction)),
+      nextCursor: rows.length > limit ? encodePrecisePageCursor(last.at, last.id) : null,
+    };
   }
 
   /** Asks the session's provider to unbind; on failure the sweeper tries again later. */
@@ -272,6 +286,16 @@ function notFound(): ProblemException {
     slug: 'session-not-found',
     title: 'Session not found',
     detail: 'No session with this id exists for your account.',
+  });
+}
+
+function uniqueNameTaken(error: UniqueNameTakenError): ProblemException {
+  return new ProblemException({
+    status: 409,
+    slug: 'unique-name-taken',
+    title: 'Unique name taken',
+    detail: `Another live session of this account is named ${JSON.stringify(error.uniqueName)}; close it, or use another uniqueName. GET /v1/sessions?uniqueName= finds it.`,
+    extensions: { uniqueName: error.uniqueName },
   });
 }
 

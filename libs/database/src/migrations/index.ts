@@ -13,7 +13,14 @@ import { ActivateSessionFunction1796097000000 } from './1796097000000-ActivateSe
 import { ReserveSessionFunction1796096000000 } from './1796096000000-ReserveSessionFunction';
 import { ActivateSessionWakeAfterCommit1796101000000 } from './1796101000000-ActivateSessionWakeAfterCommit';
 import { ReserveFirstFreeNumber1796100000000 } from './1796100000000-ReserveFirstFreeNumber';
+import { AccountDefaultCountry1796140000000 } from './1796140000000-AccountDefaultCountry';
+import { ConversationSessions1796120000000 } from './1796120000000-ConversationSessions';
 import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSecretAtCreation';
+import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastCheck';
+import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
+import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
+import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
+import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -31,4 +38,11 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionFunction1796097000000,
   ReserveFirstFreeNumber1796100000000,
   ActivateSessionWakeAfterCommit1796101000000,
+  ProviderLastCheck1796110000000,
+  ConversationSessions1796120000000,
+  WebhookEndpointPerAccount1796130000000,
+  EnvironmentKeys1796130100000,
+  AccountDefaultCountry1796140000000,
+  GivenUpDeliveriesIndex1796160000000,
+  InteractionTextRetention1796161000000,
 ];

@@ -3,12 +3,32 @@ import type { Clock } from '@app/clock';
 import { CLOCK } from '../../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
+import { BrokerMetrics } from '../../metrics/broker-metrics';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../secrets/webhook-secrets';
 import { DeliveryStore } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
-import { WebhookSender } from './webhook-sender';
+import { WebhookSender, type AttemptResult, type SenderSettings, type WebhookRequest } from './webhook-sender';
+
+/** The sender, counting the attempts under way in `broker_webhook_deliveries_in_flight`. */
+class CountedWebhookSender extends WebhookSender {
+  constructor(
+    settings: SenderSettings,
+    private readonly inFlight: BrokerMetrics['webhookDeliveriesInFlight'],
+  ) {
+    super(settings);
+  }
+
+  override async send(req: WebhookRequest): Promise<AttemptResult> {
+    this.inFlight.inc();
+    try {
+      return await super.send(req);
+    } finally {
+      this.inFlight.dec();
+    }
+  }
+}
 
 /** Runs this replica's delivery worker from app start to app close (attempts in flight are aborted, not lost). */
 @Injectable()
@@ -22,14 +42,18 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
     @Inject(CLOCK) clock: Clock,
     @Inject(WebhookSecrets) secrets: WebhookSecrets,
     listener: ListenClient,
+    metrics: BrokerMetrics,
   ) {
     const n = config.notifications;
-    this.sender = new WebhookSender({
-      connectTimeoutMs: n.connectTimeoutMs,
-      attemptTimeoutMs: n.attemptTimeoutMs,
-      allowPrivateTargets: n.allowPrivateTargets,
-      minPort: n.minPort,
-    });
+    this.sender = new CountedWebhookSender(
+      {
+        connectTimeoutMs: n.connectTimeoutMs,
+        attemptTimeoutMs: n.attemptTimeoutMs,
+        allowPrivateTargets: n.allowPrivateTargets,
+        minPort: n.minPort,
+      },
+      metrics.webhookDeliveriesInFlight,
+    );
     const logger = new Logger('Webhooks');
     this.worker = new DeliveryWorker({
       store,

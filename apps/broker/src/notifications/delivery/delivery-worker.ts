@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ChannelListener } from '../../database/listen-client';
 import type { Clock } from '@app/clock';
-import { DELIVERY_CHANNEL, type AcquiredEndpoint, type DeliveryStore } from './delivery-store';
+import { DELIVERY_CHANNEL, type AcquiredEndpoint, type DeliveryStore, type EndpointKey } from './delivery-store';
 import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
 import type { WebhookSender } from './webhook-sender';
 
@@ -43,6 +43,9 @@ export interface DeliveryWorkerDeps {
   readonly scheduler?: SchedulerLike;
 }
 
+/** A lane's name in this replica's map: the same endpoint, the same name. */
+const laneName = (key: EndpointKey): string => `${key.accountId ?? 'ops'} ${key.url}`;
+
 export class DeliveryWorker {
   /** This replica's name in `webhook_endpoints.owner`. */
   readonly owner = `worker-${randomUUID()}`;
@@ -51,8 +54,9 @@ export class DeliveryWorker {
   /**
    * Endpoints whose lane failed with the database (a failover): their release may not have reached it, so
    * they may still be leased to this replica, which no longer works on them. The next cycle lets go of them.
+   * By lane name, the endpoint row's id.
    */
-  private readonly unreleased = new Set<string>();
+  private readonly unreleased = new Map<string, string>();
   private readonly idleWaiters: Array<() => void> = [];
   private cycles: Promise<void> | null = null;
   private cycleWanted = false;
@@ -118,8 +122,8 @@ export class DeliveryWorker {
   }
 
   /** Endpoints this replica is working on. */
-  activeEndpoints(): string[] {
-    return [...this.lanes.keys()];
+  activeEndpoints(): EndpointKey[] {
+    return [...this.lanes.values()].map((lane) => lane.key);
   }
 
   private async runCycles(): Promise<void> {
@@ -135,9 +139,12 @@ export class DeliveryWorker {
 
   private async cycle(): Promise<void> {
     if (this.unreleased.size > 0) {
-      const urls = [...this.unreleased].filter((url) => !this.lanes.has(url));
-      await this.store.releaseUnworked(urls, this.owner);
-      for (const url of urls) this.unreleased.delete(url);
+      const idle = [...this.unreleased].filter(([name]) => !this.lanes.has(name));
+      await this.store.releaseUnworked(
+        idle.map(([, id]) => id),
+        this.owner,
+      );
+      for (const [name] of idle) this.unreleased.delete(name);
     }
     const now = this.deps.clock.now();
     const givenUp = await this.store.giveUpExpired(now);
@@ -145,7 +152,7 @@ export class DeliveryWorker {
     await this.store.holdBlocked(now);
     const room = MAX_ENDPOINTS_PER_REPLICA - this.lanes.size;
     if (room <= 0) return;
-    const due = (await this.store.dueEndpoints(now, room)).filter((url) => !this.lanes.has(url));
+    const due = (await this.store.dueEndpoints(now, room)).filter((key) => !this.lanes.has(laneName(key)));
     if (due.length === 0 || this.stopped) return;
     const acquired = await this.store.acquire(due, this.owner, now, now + this.deps.settings.leaseMs, room);
     for (const endpoint of acquired) this.startLane(endpoint);
@@ -163,10 +170,11 @@ export class DeliveryWorker {
       logger: this.deps.logger,
       scheduler: this.scheduler,
     });
-    this.lanes.set(endpoint.url, lane);
+    const name = laneName(endpoint);
+    this.lanes.set(name, lane);
     void lane.done.then((end: LaneEnd) => {
-      this.lanes.delete(endpoint.url);
-      if (end === 'failed') this.unreleased.add(endpoint.url);
+      this.lanes.delete(name);
+      if (end === 'failed') this.unreleased.set(name, endpoint.id);
       // Something may have been recorded for it while it was finishing; a failed lane waits for the next
       // cycle (the LISTEN connection coming back, a NOTIFY, the poll).
       if (end === 'idle' && !this.stopped) void this.runOnce();
@@ -181,11 +189,21 @@ export class DeliveryWorker {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
+  /**
+   * A delivery to `url` was recorded. The NOTIFY names the URL, not whose it is: this replica's lanes for that
+   * URL are poked, and only with none is a cycle run (a steady stream stays one lane's, with no cycle per event).
+   * A delivery for another account's endpoint on a URL a lane here works on waits for the poll, at most
+   * WEBHOOK_POLL_INTERVAL_MS, or for that lane to end.
+   */
   private onRecorded(url: string): void {
     if (this.stopped) return;
-    const lane = this.lanes.get(url);
-    if (lane) lane.poke();
-    else void this.runOnce();
+    let poked = false;
+    for (const lane of this.lanes.values())
+      if (lane.url === url) {
+        lane.poke();
+        poked = true;
+      }
+    if (!poked) void this.runOnce();
   }
 
   private schedulePoll(): void {
@@ -200,7 +218,11 @@ export class DeliveryWorker {
     const now = this.deps.clock.now();
     try {
       // Only the endpoints a lane works on: an unreleased one must run out, not be kept.
-      await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs, [...this.lanes.keys()]);
+      await this.store.renewLeases(
+        this.owner,
+        now + this.deps.settings.leaseMs,
+        [...this.lanes.values()].map((lane) => lane.endpointId),
+      );
     } catch (error) {
       this.deps.logger.warn(`could not renew webhook endpoint leases: ${(error as Error).message}`);
     }

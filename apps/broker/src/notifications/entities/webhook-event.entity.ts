@@ -8,6 +8,8 @@ export const SESSION_EVENT_TYPES = [
   'message.relayed',
   'message.failed',
   'call.completed',
+  'interaction.blocked',
+  'interaction.out_of_session',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 export type OpsEventType = 'provider.state_changed';

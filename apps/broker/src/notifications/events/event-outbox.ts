@@ -17,7 +17,8 @@ export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 export interface SessionEventInput {
   type: SessionEventType;
   accountId: string;
-  sessionId: string;
+  /** Null for an account's event about no session of its own (`interaction.out_of_session` on its dedicated number). */
+  sessionId: string | null;
   /** The session's callback URL; null → the account's default; neither → the event is stored, not delivered. */
   callbackUrl: string | null;
   data: Record<string, unknown>;

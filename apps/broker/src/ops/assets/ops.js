@@ -27,6 +27,7 @@
     'probes',
     'probeSuccesses',
     'activeSessions',
+    'activeSessionsByChannels',
     'pool',
   ];
 
@@ -36,6 +37,8 @@
   var transitionKeys = {};
   var rates = {};
   var clockOffsetMs = 0;
+  /** The earliest start of a replica this page heard from: nothing is known of a provider before it but what the history says. */
+  var startedAt = NaN;
   var everOpened = false;
 
   function now() {
@@ -92,7 +95,18 @@
     if (value === null || value === undefined) return '—';
     if (typeof value !== 'object') return String(value);
     if (typeof value.inUse === 'number' && typeof value.total === 'number') {
-      return value.inUse + ' / ' + value.total + ' numbers in use';
+      // A number carrying sessions still takes more (one session per participant per number): not "in use" up.
+      var enabled = typeof value.enabled === 'number' ? value.enabled : value.total;
+      var carrying = typeof value.voice === 'number' ? '; ' + value.voice + ' carry voice, ' + value.sms + ' sms' : '';
+      return (
+        value.total +
+        ' numbers (' +
+        enabled +
+        ' enabled), ' +
+        value.inUse +
+        ' carrying sessions; each takes more for other participants' +
+        carrying
+      );
     }
     return Object.keys(value)
       .map(function (key) {
@@ -111,6 +125,8 @@
   function applySnapshot(body) {
     var at = Date.parse(body.timestamp);
     if (!isNaN(at)) clockOffsetMs = at - Date.now();
+    var started = Date.parse(body.startedAt);
+    if (!isNaN(started) && !(started >= startedAt)) startedAt = started;
     order = body.providers.map(function (p) {
       return p.name;
     });
@@ -207,6 +223,21 @@
   }
 
   /** A field a newer broker adds, as a label: lastProbeAt becomes "Last probe at". */
+  /** " (voice 1, sms 4, voice+sms 7)": the active sessions by the channels they carry. */
+  function byChannels(counts) {
+    var keys = counts ? Object.keys(counts) : [];
+    if (!keys.length) return '';
+    return (
+      ' (' +
+      keys
+        .map(function (key) {
+          return key + ' ' + counts[key];
+        })
+        .join(', ') +
+      ')'
+    );
+  }
+
   function words(key) {
     var text = key
       .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
@@ -263,7 +294,7 @@
       if (p.state === 'HALF_OPEN' && typeof p.probes === 'number')
         row(list, 'Probes', (p.probeSuccesses || 0) + ' of ' + p.probes + ' succeeded');
       row(list, 'Disabled', p.disabled ? 'yes, by an operator' + (p.disabledReason ? ': ' + p.disabledReason : '') : 'no');
-      if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions));
+      if (p.activeSessions !== undefined) row(list, 'Active sessions', describe(p.activeSessions) + byChannels(p.activeSessionsByChannels));
       if (p.pool !== undefined) row(list, 'Pool', describe(p.pool));
       Object.keys(p).forEach(function (key) {
         if (SHOWN.indexOf(key) < 0) row(list, words(key), describe(p[key]));
@@ -315,9 +346,12 @@
       });
       var current = providers[name] ? providers[name].state : undefined;
       var state = before.length ? before[before.length - 1].to : inside.length ? inside[0].from : current || 'CLOSED';
-      // Nothing happened in the hour: the lane starts when the current state began, not before the broker knew it.
+      // The lane starts where the state is known, not an hour back for a broker younger than that: at the hour's
+      // start if a transition before it says so; else when the broker started (or at the first transition,
+      // if the history is older than this replica); else when the current state began.
       var since = providers[name] && providers[name].since ? Date.parse(providers[name].since) : NaN;
-      var from = !before.length && !inside.length && since > start ? since : start;
+      var known = before.length ? start : inside.length ? Math.min(isNaN(startedAt) ? inside[0].at : startedAt, inside[0].at) : since;
+      var from = isNaN(known) ? start : Math.max(start, known);
       inside.forEach(function (t) {
         segment(chart, from, t.at, state, y, start);
         state = t.to;

@@ -1,20 +1,23 @@
 /**
- * Where a provider call's outcome goes (docs/operations.md). On the leader, and on a replica cut off from the
- * database, straight into the local breaker. On any other replica into a small in-memory batch that
- * goes to the leader in one NOTIFY after BREAKER_OUTCOME_BATCH_MS (the leader feeds it to its
- * breakers, so the 5th consecutive failure cluster-wide trips). Recording never waits: the create that
- * made the call has already answered, or answers without any database statement of ours.
+ * Where a provider call's outcome goes (docs/operations.md). Into the local breaker at once, on every replica,
+ * and, on a replica in the cluster, into a small in-memory batch that goes to every other replica in one
+ * NOTIFY after BREAKER_OUTCOME_BATCH_MS. So every replica's breakers count the cluster's outcomes (the 5th
+ * consecutive failure cluster-wide trips), but only the leader's decide: on the other replicas they follow
+ * (count, make no transition) and adopt what the leader persists. A replica that takes over leads breakers
+ * that hold the cluster's live counts, not the last persisted snapshot's. A replica cut off from the
+ * database decides alone. Recording never waits: the create that made the call has already answered, or
+ * answers without any database statement of ours.
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Outcome } from '@app/circuit-breaker';
-import { Subject, type Observable, type SchedulerLike } from 'rxjs';
+import { Subject, Subscription, type Observable, type SchedulerLike } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
 import { BREAKER_SCHEDULER, ProviderBreakers } from '../provider-breakers';
 import { ProviderStateRepository } from '../provider-state.repository';
 import { BreakerLeadership } from './breaker-leadership';
 
-/** Replicas NOTIFY their outcomes here; only the leader acts on them. */
+/** Replicas NOTIFY their outcomes here; every other replica counts them, the leader decides on them. */
 export const BREAKER_OUTCOME_CHANNEL = 'broker_breaker_outcomes';
 
 /** Outcomes per NOTIFY: well under PostgreSQL's 8000-byte payload with reasons cut to 200 characters. */
@@ -38,8 +41,9 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
   private timer: NodeJS.Timeout | null = null;
   private sending: Promise<void> = Promise.resolve();
   private unlisten: (() => void) | null = null;
+  private readonly roles = new Subscription();
   private readonly receivedSubject = new Subject<{ from: string; sentAt: number; count: number }>();
-  /** Each batch the leader took in (for the delay benchmark and tests). */
+  /** Each batch this replica took in from another (for the delay benchmark and tests). */
   readonly received$: Observable<{ from: string; sentAt: number; count: number }> = this.receivedSubject.asObservable();
   private readonly batchMs: number;
 
@@ -56,9 +60,12 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
 
   onApplicationBootstrap(): void {
     this.unlisten = this.listener.subscribe(BREAKER_OUTCOME_CHANNEL, (payload) => this.onBatch(payload));
+    // Leading (or cut off, deciding alone), this replica's breakers decide; following, they only count.
+    this.roles.add(this.leadership.changes$.subscribe((now) => this.breakers.setFollowing(now.fence === null && now.scope === 'cluster')));
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.roles.unsubscribe();
     this.unlisten?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -68,18 +75,13 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
   }
 
   record(provider: string, outcome: Outcome): void {
-    if (this.leadership.decidesHere) {
-      this.breakers.get(provider).record(outcome);
-      return;
-    }
-    // Health checks run on the leader only, so a follower forwards call outcomes alone.
+    this.breakers.get(provider).record(outcome);
+    // Cut off, no one else can hear it. Health checks are the leader's, persisted after each: call outcomes alone travel.
+    if (this.leadership.current.scope !== 'cluster') return;
     if (outcome.kind === 'success') this.pending.push([provider, 's', outcome.probe === false ? 0 : 1, outcome.durationMs ?? 0]);
     else if (outcome.kind === 'failure')
       this.pending.push([provider, 'f', outcome.probe === false ? 0 : 1, outcome.reason.slice(0, MAX_REASON)]);
-    else {
-      this.breakers.get(provider).record(outcome);
-      return;
-    }
+    else return;
     if (this.pending.length >= MAX_BATCH) this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -89,7 +91,7 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     }
   }
 
-  /** Sends what is pending now; a batch that cannot be sent is recorded here (the replica is cut off). */
+  /** Sends what is pending now (already counted here); a batch that cannot be sent means this replica is cut off. */
   private flush(): void {
     const batch = this.pending;
     this.pending = [];
@@ -100,15 +102,13 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
       .then(
         () => undefined,
         (error: unknown) => {
-          this.logger.warn(`outcomes not sent to the breaker leader (${(error as Error).message}); recording them here`);
+          this.logger.warn(`outcomes not sent to the other replicas (${(error as Error).message}); this replica decides alone`);
           this.leadership.noteUnreachable();
-          this.apply(batch);
         },
       );
   }
 
   private onBatch(payload: string): void {
-    if (!this.leadership.current.fence) return;
     let batch: WireBatch;
     try {
       batch = JSON.parse(payload) as WireBatch;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
+import { decimalInteger } from '../../common/pagination/cursor-page-query.dto';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import type { BreakerScope, Leadership } from '../cluster/breaker-leadership';
 import type { ProviderPoolUsage } from '../pool-usage';
@@ -42,20 +43,32 @@ export class ProviderHealthDto {
   @ApiProperty({ description: 'Consecutive passing health checks (OPEN).' })
   healthPasses: number;
 
-  @ApiProperty({ description: 'Probe outcomes recorded (HALF_OPEN).' })
+  @ApiProperty({ description: 'Probe outcomes recorded (HALF_OPEN): real traffic and health checks.' })
   probes: number;
 
   @ApiProperty()
   probeSuccesses: number;
 
+  @ApiProperty({
+    description:
+      'HALF_OPEN: how many of the probes were real traffic (binds, sends, bridged calls), not health checks. The close gate needs BREAKER_CLOSE_MIN_PROBES of them: health checks alone never close a breaker.',
+  })
+  trafficProbes: number;
+
   @ApiProperty({ description: 'Active sessions on this provider (refreshed every few seconds).' })
   activeSessions: number;
 
   @ApiProperty({
-    description: 'Proxy numbers: held, enabled, carrying at least one active session.',
-    example: { total: 10, enabled: 10, inUse: 3 },
+    description: 'The same, by the channels the sessions carry.',
+    example: { voice: 1, sms: 4, 'voice+sms': 7 },
   })
-  pool: { total: number; enabled: number; inUse: number };
+  activeSessionsByChannels: Record<string, number>;
+
+  @ApiProperty({
+    description: 'Proxy numbers: held, enabled, carrying at least one active session; and the enabled ones that carry voice, sms.',
+    example: { total: 10, enabled: 10, inUse: 3, voice: 10, sms: 8 },
+  })
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
 
   @ApiProperty({
     enum: ['cluster', 'replica'],
@@ -88,7 +101,9 @@ export class ProviderHealthDto {
       healthPasses: s.healthPasses,
       probes: s.probes,
       probeSuccesses: s.probeSuccesses,
+      trafficProbes: s.trafficProbes,
       activeSessions: usage.activeSessions,
+      activeSessionsByChannels: usage.activeSessionsByChannels,
       pool: usage.pool,
       scope: leadership.scope,
       leader: leadership.leader,
@@ -105,6 +120,13 @@ export class CpaasHealthDto {
 
   @ApiProperty({ type: String, nullable: true, description: 'The replica that leads the breakers; null when none is known.' })
   leader: string | null;
+
+  @ApiProperty({
+    example: '2026-07-15T12:00:01.004Z',
+    description:
+      "When the replica that answered started: no state of a provider is known from before it, unless a state's `since` or a persisted transition says so.",
+  })
+  startedAt: string;
 
   @ApiProperty({ example: '2026-07-15T12:15:35.907Z' })
   timestamp: string;
@@ -152,6 +174,8 @@ export class BreakerHistoryDto {
   nextCursor: string | null;
 }
 
+const HISTORY_LIMIT_MESSAGE = 'limit must be a whole number from 1 to 500';
+
 export class BreakerHistoryQueryDto {
   @ApiPropertyOptional({ example: 'primary' })
   @IsOptional()
@@ -161,10 +185,10 @@ export class BreakerHistoryQueryDto {
 
   @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(500)
+  @Transform(decimalInteger)
+  @IsInt({ message: HISTORY_LIMIT_MESSAGE })
+  @Min(1, { message: HISTORY_LIMIT_MESSAGE })
+  @Max(500, { message: HISTORY_LIMIT_MESSAGE })
   limit?: number;
 
   @ApiPropertyOptional()

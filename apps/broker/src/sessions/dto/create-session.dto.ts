@@ -7,25 +7,47 @@ import {
   IsInt,
   IsObject,
   IsOptional,
+  IsString,
   IsUrl,
   Matches,
   Max,
   MaxLength,
   Min,
+  MinLength,
+  ValidateIf,
   ValidateNested,
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { E164 } from '../../numbers/dto/proxy-number.dto';
 import type { Channel } from '../../numbers/proxy-number.entity';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 export const MAX_METADATA_BYTES = 4096;
+export const MIN_IDLE_TTL_SECONDS = 60;
+/** As Twilio Proxy's UniqueName. */
+export const MAX_UNIQUE_NAME_LENGTH = 191;
+export const CHANNELS: readonly Channel[] = ['voice', 'sms'];
+export type NumberSelection = 'any' | 'prefer-sticky';
+
+/** A session's channels in the one spelling it keeps: voice before sms, each once. */
+export function sessionChannels(body: Pick<CreateSessionDto, 'channel' | 'channels'>): Channel[] {
+  const asked = body.channels ?? (body.channel ? [body.channel] : []);
+  return CHANNELS.filter((c) => asked.includes(c));
+}
+
+/** A phone number as written: E.164, or national digits (read with the account's default country by ParticipantNumbers). */
+const WRITTEN_NUMBER = /^\+?[0-9][0-9 ().-]{4,24}$/;
 
 export class ParticipantDto {
-  @ApiProperty({ example: '+2348030000001', description: 'E.164' })
-  @Matches(E164, { message: 'number must be an E.164 number, like +2348030000001' })
+  @ApiProperty({
+    example: '+2348030000001',
+    description:
+      'E.164; or, once the account has a default country (PUT /v1/account/default-country), a national number such as 08030000001. Answers are E.164.',
+  })
+  @Matches(WRITTEN_NUMBER, {
+    message: 'number must be an E.164 number, like +2348030000001 (or a national number once the account has a default country)',
+  })
   number: string;
 }
 
@@ -59,10 +81,54 @@ function SmallJsonObject(): PropertyDecorator {
     });
 }
 
+/** Why `value` cannot be a session's `channels` beside `channel`, or null when it can. */
+export function channelsProblem(value: unknown, channel: unknown): string | null {
+  if (value === undefined) return channel === undefined ? 'channels must be given: voice, sms or both (or the older channel)' : null;
+  if (!Array.isArray(value) || value.length === 0) return 'channels must be a non-empty list of voice and sms';
+  if (value.some((c) => !CHANNELS.includes(c as Channel))) return 'each of channels must be voice or sms';
+  if (new Set(value).size !== value.length) return 'channels must name each channel once';
+  if (channel !== undefined && (value.length !== 1 || value[0] !== channel)) return 'channels and channel disagree: give channels alone';
+  return null;
+}
+
+/**
+ * `channels`: a non-empty list of voice and sms, each once; or, left out, the older `channel` (one of them).
+ * When both are given they must say the same.
+ */
+function SessionChannels(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'sessionChannels',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: (args: ValidationArguments) => channelsProblem(args.value, (args.object as CreateSessionDto).channel) ?? '' },
+      validator: {
+        validate: (value: unknown, args: ValidationArguments) => channelsProblem(value, (args.object as CreateSessionDto).channel) === null,
+      },
+    });
+}
+
 export class CreateSessionDto {
-  @ApiProperty({ enum: ['voice', 'sms'] })
+  @ApiPropertyOptional({
+    enum: ['voice', 'sms'],
+    deprecated: true,
+    description: 'The older way to name one channel; `channels: ["sms"]` says the same.',
+  })
+  // Left out is fine (channels says it); null is not a channel.
+  @ValidateIf((dto: CreateSessionDto) => dto.channel !== undefined)
   @IsIn(['voice', 'sms'], { message: 'channel must be voice or sms' })
-  channel: Channel;
+  channel?: Channel;
+
+  @ApiPropertyOptional({
+    type: [String],
+    enum: ['voice', 'sms'],
+    minItems: 1,
+    maxItems: 2,
+    example: ['voice', 'sms'],
+    description: 'What the session carries: calls, texts or both, through one proxy number that carries every one of them.',
+  })
+  @SessionChannels()
+  channels?: Channel[];
 
   @ApiProperty({ type: [ParticipantDto], minItems: 2, maxItems: 2 })
   @ArrayMinSize(2, { message: 'participants must hold exactly two participants' })
@@ -93,4 +159,50 @@ export class CreateSessionDto {
   @IsObject({ message: 'metadata must be a JSON object' })
   @SmallJsonObject()
   metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    minimum: MIN_IDLE_TTL_SECONDS,
+    maximum: MAX_TTL_SECONDS,
+    description: 'Expire the session this long after its last interaction (or its creation); expiresAt stays the hard limit.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'idleTtlSeconds must be a whole number of seconds' })
+  @Min(MIN_IDLE_TTL_SECONDS, { message: `idleTtlSeconds must be at least ${MIN_IDLE_TTL_SECONDS}` })
+  @Max(MAX_TTL_SECONDS, { message: `idleTtlSeconds must be at most ${MAX_TTL_SECONDS} (7 days)` })
+  idleTtlSeconds?: number;
+
+  @ApiPropertyOptional({
+    maxLength: MAX_UNIQUE_NAME_LENGTH,
+    example: 'ride-r-123',
+    description: 'Your name for it, unique among your live sessions (409 on a second); GET /v1/sessions?uniqueName= finds it.',
+  })
+  @IsOptional()
+  @IsString({ message: 'uniqueName must be a string' })
+  @MinLength(1, { message: 'uniqueName must not be empty' })
+  @MaxLength(MAX_UNIQUE_NAME_LENGTH, { message: `uniqueName must be at most ${MAX_UNIQUE_NAME_LENGTH} characters` })
+  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'uniqueName must not contain control characters' })
+  uniqueName?: string;
+
+  @ApiPropertyOptional({
+    example: 'https://example.com/hooks/intercept',
+    maxLength: 2048,
+    description:
+      "Asked before each relay and bridge of this session (instead of the account's intercept URL): 2xx lets it through, 403 blocks it.",
+  })
+  @IsOptional()
+  @MaxLength(2048, { message: 'interceptUrl must be at most 2048 characters' })
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'interceptUrl must be an http or https URL' },
+  )
+  interceptUrl?: string;
+
+  @ApiPropertyOptional({
+    enum: ['any', 'prefer-sticky'],
+    default: 'any',
+    description: '`prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule allows it.',
+  })
+  @IsOptional()
+  @IsIn(['any', 'prefer-sticky'], { message: 'numberSelection must be any or prefer-sticky' })
+  numberSelection?: NumberSelection;
 }

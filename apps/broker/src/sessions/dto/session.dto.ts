@@ -1,8 +1,11 @@
 import { CursorPageQueryDto } from '../../common/pagination/cursor-page-query.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import type { Channel } from '../../numbers/proxy-number.entity';
-import type { Session } from '../session.entity';
+import { expiredReasonOf } from '../session-expiry';
+import type { Interaction } from '../../relay/interaction.entity';
+import type { ExpiredReason, Session } from '../session.entity';
+import { MAX_UNIQUE_NAME_LENGTH } from './create-session.dto';
 
 export type PublicSessionStatus = 'active' | 'closed' | 'expired';
 
@@ -15,11 +18,30 @@ export class SessionDto {
   @ApiProperty()
   id: string;
 
-  @ApiProperty({ enum: ['voice', 'sms'] })
-  channel: Channel;
+  @ApiProperty({
+    type: [String],
+    enum: ['voice', 'sms'],
+    description: 'What the session carries (voice first); its proxy number carries each.',
+  })
+  channels: Channel[];
+
+  @ApiProperty({
+    enum: ['voice', 'sms'],
+    nullable: true,
+    deprecated: true,
+    description: 'The older field: the session’s one channel; null for a session with both (read channels).',
+  })
+  channel: Channel | null;
 
   @ApiProperty({ enum: ['active', 'closed', 'expired'] })
   status: PublicSessionStatus;
+
+  @ApiProperty({
+    enum: ['ttl', 'idle'],
+    nullable: true,
+    description: 'Why it expired: its expiresAt, or idleTtlSeconds without an interaction.',
+  })
+  expiredReason: ExpiredReason | null;
 
   @ApiProperty({ example: 'primary', description: 'The provider the session was created on; it stays there.' })
   provider: string;
@@ -33,29 +55,47 @@ export class SessionDto {
   @ApiProperty()
   createdAt: string;
 
-  @ApiProperty()
+  @ApiProperty({ description: 'The hard limit (ttlSeconds): it ends then, however recent its last interaction.' })
   expiresAt: string;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'It expires this long after its last interaction (or its creation).' })
+  idleTtlSeconds: number | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Its last interaction; null while it has none.' })
+  lastInteractionAt: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  uniqueName: string | null;
 
   @ApiProperty({ type: String, nullable: true })
   callbackUrl: string | null;
 
+  @ApiProperty({ type: String, nullable: true, description: "Its own intercept URL; null: the account's, if any." })
+  interceptUrl: string | null;
+
   @ApiProperty({ type: 'object', additionalProperties: true })
   metadata: Record<string, unknown>;
 
-  /** A session is inactive from expiresAt on, whether or not the sweeper has marked it. */
+  /** A session is inactive from its inactiveAt (expiresAt, or sooner its idle deadline) on, whether or not the sweeper has marked it. */
   static from(session: Session, now: Date): SessionDto {
-    const status: PublicSessionStatus =
-      session.status === 'active' && session.expiresAt <= now ? 'expired' : session.status === 'pending' ? 'active' : session.status;
+    const lapsed = session.status === 'active' && session.inactiveAt <= now;
+    const status: PublicSessionStatus = lapsed ? 'expired' : session.status === 'pending' ? 'active' : session.status;
     return {
       id: session.id,
-      channel: session.channel,
+      channels: [...session.channels],
+      channel: session.channels.length === 1 ? session.channels[0] : null,
       status,
+      expiredReason: status !== 'expired' ? null : (session.expiredReason ?? expiredReasonOf(session)),
       provider: session.provider,
       proxyNumber: session.proxyNumber,
       participants: session.participants.map((number) => ({ number })),
       createdAt: session.createdAt.toISOString(),
       expiresAt: session.expiresAt.toISOString(),
+      idleTtlSeconds: session.idleTtlSeconds,
+      lastInteractionAt: session.lastInteractionAt?.toISOString() ?? null,
+      uniqueName: session.uniqueName,
       callbackUrl: session.callbackUrl,
+      interceptUrl: session.interceptUrl,
       metadata: session.metadata,
     };
   }
@@ -74,6 +114,13 @@ export class ListSessionsQueryDto extends CursorPageQueryDto {
   @IsOptional()
   @IsIn(['active', 'closed', 'expired'], { message: 'status must be active, closed or expired' })
   status?: PublicSessionStatus;
+
+  @ApiPropertyOptional({ description: 'Only the sessions with this uniqueName (at most one of them live).' })
+  @IsOptional()
+  @IsString({ message: 'uniqueName must be a string' })
+  @MinLength(1, { message: 'uniqueName must not be empty' })
+  @MaxLength(MAX_UNIQUE_NAME_LENGTH, { message: `uniqueName must be at most ${MAX_UNIQUE_NAME_LENGTH} characters` })
+  uniqueName?: string;
 }
 
 export class InteractionDto {
@@ -90,15 +137,45 @@ export class InteractionDto {
   to: string;
 
   @ApiProperty({
-    enum: ['pending', 'relayed', 'delivered', 'undelivered', 'failed', 'bridged', 'completed', 'busy', 'no-answer', 'declined', 'canceled'],
+    enum: [
+      'pending',
+      'relayed',
+      'delivered',
+      'undelivered',
+      'failed',
+      'bridged',
+      'completed',
+      'busy',
+      'no-answer',
+      'declined',
+      'canceled',
+      'blocked',
+      'out-of-session',
+    ],
+    description:
+      '`blocked`: the intercept refused it (not relayed, not bridged); `out-of-session`: it came on a channel the session does not have.',
   })
   status: string;
 
   @ApiProperty()
   createdAt: string;
+
+  static from(interaction: Interaction): InteractionDto {
+    return {
+      id: interaction.id,
+      channel: interaction.channel,
+      from: interaction.from,
+      to: interaction.to,
+      status: interaction.status,
+      createdAt: interaction.createdAt.toISOString(),
+    };
+  }
 }
 
 export class InteractionListDto {
-  @ApiProperty({ type: [InteractionDto], description: 'Oldest first.' })
+  @ApiProperty({ type: [InteractionDto], description: 'Oldest first; a page of at most `limit` (50 unless asked, at most 200).' })
   interactions: InteractionDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last one.' })
+  nextCursor: string | null;
 }

@@ -1,6 +1,7 @@
 import { CursorPageQueryDto } from '../../../common/pagination/cursor-page-query.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsUUID } from 'class-validator';
+import { SESSION_EVENT_TYPES } from '../../entities';
 
 export class ListEventsQueryDto extends CursorPageQueryDto {
   @ApiPropertyOptional({ description: 'Only the events of this session.', format: 'uuid' })
@@ -33,7 +34,7 @@ export class EventDto {
   @ApiProperty({ description: 'The `id` of the webhook body.' })
   id: string;
 
-  @ApiProperty({ enum: ['session.created', 'session.closed', 'session.expired', 'message.relayed', 'message.failed', 'call.completed'] })
+  @ApiProperty({ enum: SESSION_EVENT_TYPES })
   type: string;
 
   @ApiProperty({ description: 'When it happened: the `timestamp` of the webhook body.' })

@@ -1,0 +1,8 @@
+export { InterceptModule } from './intercept.module';
+export {
+  INTERCEPT_EVENT_TYPE,
+  InterceptClient,
+  type InterceptDecision,
+  type InterceptOutcome,
+  type InterceptQuestion,
+} from './intercept-client';
