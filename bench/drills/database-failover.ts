@@ -17,6 +17,8 @@
  * leader that both brokers name, and no request took longer than a create can take.
  */
 import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { WebhookReceiver } from '@app/testing';
 import { overlappingPairs, startCreateLoop, clientSideClashes, type CreateLoop, type CreateRecord } from '../support/create-loop';
@@ -84,6 +86,8 @@ export interface ListenPaths {
   /** Milliseconds between the first request's answer and the waiter's on the other broker. */
   idempotencyWaiterLagMs: number | null;
   webhookWokenWithoutPoll: boolean;
+  /** Milliseconds from the create's answer to its session.created at the receiver (null: not within 5 s). */
+  webhookWakeMs: number | null;
 }
 
 export interface FailoverDrillResult {
@@ -135,6 +139,15 @@ function watchServerErrors(broker: BrokerProcess, stacks: Record<string, string>
     }
   });
   return kinds;
+}
+
+/** A broker's output from its start on, in the cluster's log folder (kept when the drill fails). */
+function keepOutput(broker: BrokerProcess, file: string): void {
+  const log = createWriteStream(file);
+  log.write(broker.output());
+  broker.child.stdout!.pipe(log, { end: false });
+  broker.child.stderr!.pipe(log, { end: false });
+  broker.child.once('close', () => log.end());
 }
 
 interface ReadySample {
@@ -358,6 +371,7 @@ async function checkListenPaths(
   // Webhooks: the poll is 10 minutes away; only the NOTIFY after the commit can deliver this in time.
   const woken = await createOne(b, 7000 + round);
   const { id } = await json<{ id?: string }>(woken);
+  const answeredAt = now();
   const webhookWokenWithoutPoll =
     woken.status === 201 && (await ok(waitFor('session.created delivered', async () => deliveredIds(receiver).has(id!), 50, 100)));
 
@@ -368,6 +382,7 @@ async function checkListenPaths(
     idempotencyWaiterGotSameSession,
     idempotencyWaiterLagMs: idempotencyWaiterGotSameSession ? Math.round(two.at - one.at) : null,
     webhookWokenWithoutPoll,
+    webhookWakeMs: webhookWokenWithoutPoll ? Math.round(now() - answeredAt) : null,
   };
 }
 
@@ -454,6 +469,7 @@ export async function databaseFailoverDrill(): Promise<FailoverDrillResult> {
     brokers.push(await startBrokerProcess(url, sim.url, BROKER_ENV));
     const serverErrorStacks: Record<string, string> = {};
     const serverErrors = brokers.map((b) => watchServerErrors(b, serverErrorStacks));
+    brokers.forEach((b, i) => keepOutput(b, join(cluster.dir, 'log', `broker-${'ab'[i]}.log`)));
     const [a] = brokers;
     await (await api(a, '/v1/account/callback-url', { method: 'PUT', body: JSON.stringify({ callbackUrl: receiver.url }) })).arrayBuffer();
     const account = await json<{ account: { id: string }; apiKey: { key: string } }>(
