@@ -155,8 +155,8 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
   /**
    * A replica deciding alone (its lease claim failed or came late) still asks the database for the gap since
    * the cluster's last check, so a lease answer that was merely slow on a loaded machine does not put its
-   * check inside the leader's interval; a database that does not answer within half an interval (it is
-   * really cut off) lets it check alone.
+   * check inside the leader's interval; a database that does not answer within an interval (it is really
+   * cut off) lets it check alone, one interval late at most.
    */
   private async claimAlone(name: string, minGapMs: number, interval: number): Promise<HealthCheckClaim> {
     let timeout: NodeJS.Timeout | undefined;
@@ -164,7 +164,7 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
       return await Promise.race([
         this.repository.claimHealthCheck(name, null, minGapMs),
         new Promise<never>((_, reject) => {
-          timeout = setTimeout(() => reject(new Error('no answer')), Math.max(1, Math.floor(interval / 2)));
+          timeout = setTimeout(() => reject(new Error('no answer')), Math.max(1, interval));
         }),
       ]);
     } catch {

@@ -218,8 +218,11 @@ export class ProviderStateRepository {
   }
 }
 
-/** Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one. */
-async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
+/**
+ * Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one.
+ * A session rescue's move checks it too, last before its commit (apps/broker/src/rescue).
+ */
+export async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
   const rows: unknown[] = await manager.query(
     `SELECT 1 FROM cluster_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`,
     [BREAKER_LEASE, fence.holder, fence.epoch],
