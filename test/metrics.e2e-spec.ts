@@ -3,20 +3,11 @@
  * by class, each create step, and the database pool (opened at start, kept). Each is shown to exist and
  * to move when the thing it measures happens; none is asserted against a duration of a create.
  */
-import request from 'supertest';
 import { AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
+import { scrapeMetrics } from './support/metrics-scrape';
 
-async function scrape(broker: BrokerHarness): Promise<Map<string, number>> {
-  const res = await request(broker.url).get('/metrics').expect(200);
-  const series = new Map<string, number>();
-  for (const line of res.text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    series.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return series;
-}
+const scrape = (broker: BrokerHarness): Promise<Map<string, number>> => scrapeMetrics(broker.url);
 
 const value = (series: Map<string, number>, key: string) => series.get(key) ?? 0;
 

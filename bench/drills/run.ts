@@ -15,10 +15,12 @@
  *   postgres  PostgreSQL stopped and started under load, `--cycles` times, with two brokers on it;
  *             after each, a breaker trip on one broker must still reach the other (LISTEN/NOTIFY).
  *   replicas  three brokers on one PostgreSQL, `--requests` overlapping creates and closes.
+ *   database-failover  two brokers on a Patroni cluster behind HAProxy (deploy/ha), its leader killed under
+ *             load: the postmaster, then the whole node (bench/drills/database-failover.ts says what it checks).
  *
  * Checks in every drill: every session answered 201 (and not closed) is in the database, active; the
  * pool rule holds, seen from the database and from the answers; no answer other than those expected.
- * Usage: npm run drill:crash | drill:postgres | drill:replicas [-- --cycles=5 --requests=3000]
+ * Usage: npm run drill:crash | drill:postgres | drill:replicas [-- --cycles=5 --requests=3000] | drill:database-failover
  */
 import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateRecord } from '../support/create-loop';
 import { checkPoolRule, missingSessions, withClient } from '../support/pool-rule';
@@ -36,6 +38,7 @@ import {
 } from '../support/stack';
 import { numberArg } from '../support/stats';
 import { killedInBind, killedInBindOk } from '../support/killed-in-bind';
+import { databaseFailoverDrill } from './database-failover';
 
 const SCENARIO = process.argv[2];
 const CYCLES = numberArg('cycles', SCENARIO === 'crash' ? 5 : 3);
@@ -245,13 +248,22 @@ async function replicas(db: BenchDatabase, sim: SimulatorProcess): Promise<Recor
 }
 
 async function main(): Promise<void> {
+  if (SCENARIO === 'database-failover') {
+    // Its own PostgreSQL: a Patroni cluster behind HAProxy (bench/drills/database-failover.ts). Stopped by a
+    // signal, it exits so that the cluster's exit hook kills what it started (a signal's default skips it).
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+    const result = await databaseFailoverDrill();
+    console.log(JSON.stringify({ ...result, node: process.version }, null, 2));
+    if (!result.ok) process.exitCode = 1;
+    return;
+  }
   const drills: Record<string, (db: BenchDatabase, sim: SimulatorProcess) => Promise<Record<string, unknown>>> = {
     crash,
     postgres,
     replicas,
   };
   const drill = drills[SCENARIO];
-  if (!drill) throw new Error(`usage: run.js ${Object.keys(drills).join(' | ')} [--cycles=N] [--requests=N]`);
+  if (!drill) throw new Error(`usage: run.js ${Object.keys(drills).join(' | ')} | database-failover [--cycles=N] [--requests=N]`);
   const db = await startDatabase(`drill_${SCENARIO}`);
   const sim = await startSimulatorProcess();
   try {

@@ -15,7 +15,12 @@ export interface CreateRecord {
   provider?: string;
   proxyNumber?: string;
   participants?: [string, string];
+  /** A close was sent for it (set before it is sent); `closed`: it answered 200. */
+  closing?: boolean;
   closed?: boolean;
+  /** When the request was sent and how long its answer took, ms on `performance.now()`'s clock. */
+  startedAt?: number;
+  ms?: number;
 }
 
 export interface CreateLoopOptions {
@@ -53,10 +58,14 @@ export function startCreateLoop(options: CreateLoopOptions): CreateLoop {
       const brokers = options.brokers();
       const broker = brokers[(sent + index) % brokers.length];
       const participants = options.pair();
+      const startedAt = performance.now();
       const record = await createOnce(broker, participants, options.timeoutMs ?? 10_000);
+      record.startedAt = startedAt;
+      record.ms = performance.now() - startedAt;
       records.push(record);
       if (record.status === 201 && options.closeShare && (closeTick += options.closeShare) >= 1) {
         closeTick -= 1;
+        record.closing = true;
         record.closed = await closeOnce(broker, record.id!, options.timeoutMs ?? 10_000);
       }
       // A refused connection answers at once: do not spin while a broker is down.

@@ -1,19 +1,22 @@
 /**
  * A TCP proxy of the test suite's own, put between one broker process and PostgreSQL: `cut()` drops
  * every connection through it and refuses new ones (the replica has lost the database), `restore()`
- * lets connections through again.
+ * lets connections through again. `silence()` stops carrying bytes on the connections open now while
+ * keeping them open, as a server host that vanished does (no FIN, no RST); new connections pass.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
   port: number;
   cut(): void;
+  silence(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let open = true;
   const track = (socket: Socket): void => {
     sockets.add(socket);
@@ -30,7 +33,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     track(upstream);
     client.pipe(upstream);
     upstream.pipe(client);
-    client.once('close', () => upstream.destroy());
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.once('close', () => (pairs.delete(pair), upstream.destroy()));
     upstream.once('close', () => client.destroy());
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -41,6 +46,15 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     cut: () => {
       open = false;
       for (const socket of sockets) socket.destroy();
+    },
+    silence: () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
     },
     restore: () => {
       open = true;

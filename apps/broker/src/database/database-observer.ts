@@ -1,32 +1,52 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource, EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent.js';
+import type { Subscription } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
+import { ListenClient } from './listen-client';
 import { StatementClasses } from './statement-class';
 
 /**
  * The database pool seen from the outside: each statement's time by class, the connections the pool
- * opens, and the pool's clients at scrape time. At start it opens every connection of the pool at once
- * (the pool keeps them, see `brokerDataSourceOptions`), so no request pays for a connection.
+ * opens and loses, the pool's clients at scrape time, and the LISTEN connection's state. At start it
+ * opens every connection of the pool at once (the pool keeps them, see `brokerDataSourceOptions`), so
+ * no request pays for a connection.
+ *
+ * A pooled connection whose server went away (a failover, a restart) is never used again: an idle one
+ * fails with an `error` on the pool, which drops it (counted and logged here), and one that fails a
+ * statement is released with the error, which drops it too (TypeORM's query runner, pg-pool). The pool
+ * opens new ones on demand, through HAProxy to whichever node leads now.
  */
 @Injectable()
-export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap {
+export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DatabaseObserver.name);
   private readonly classes = new StatementClasses();
+  private listenState: Subscription | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly metrics: BrokerMetrics,
+    private readonly listener: ListenClient,
   ) {}
 
   onModuleInit(): void {
     this.dataSource.subscribers.push(this);
     const pool = this.pool();
     pool.on('connect', () => this.metrics.poolConnectionsOpened.inc());
+    pool.on('error', (error) => {
+      this.metrics.poolConnectionsLost.inc();
+      this.logger.warn(`an idle database connection failed (${error.message}); the pool drops it and opens another when needed`);
+    });
+    let upBefore = false;
+    this.listenState = this.listener.connected$.subscribe((up) => {
+      this.metrics.listenConnected.set(up ? 1 : 0);
+      if (up && upBefore) this.metrics.listenReconnects.inc();
+      upBefore ||= up;
+    });
     // Also count the connections TypeORM opened while initialising (one, released at once).
     this.metrics.poolConnectionsOpened.inc(pool.totalCount);
     this.metrics.poolClientsSource = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
@@ -45,6 +65,10 @@ export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit
     } finally {
       for (const client of clients) client.release();
     }
+  }
+
+  onApplicationShutdown(): void {
+    this.listenState?.unsubscribe();
   }
 
   afterQuery(event: AfterQueryEvent): void {

@@ -1,20 +1,35 @@
 /**
  * The replica's one LISTEN connection: a dedicated pg client (LISTEN needs a session of its own, a
  * pooled connection would lose it) that any part of the app subscribes to by channel. A lost
- * connection is re-made every `reconnectMs` and every channel listened to again; subscribers hear
- * about it through `onReconnect` (to re-read what they may have missed) and `connected$`.
+ * connection is re-made with backoff (`reconnect`: 250 ms doubling to 5 s, jittered) and every channel
+ * listened to again; subscribers hear about it through `onReconnect` (to re-read what they may have
+ * missed) and `connected$`. A failed LISTEN counts as a lost connection: after a database failover
+ * the first one may reach a server still finishing its promotion (`cannot execute LISTEN during recovery`).
+ *
+ * While connected it sends a `SELECT 1` every `heartbeatMs`: a connection whose server vanished without
+ * closing it (a host lost, a network cut) answers nothing, and is replaced once `heartbeatTimeoutMs`
+ * has passed; and a proxy in front of PostgreSQL (HAProxy's `timeout client`) never sees it idle.
  */
 import { Client } from 'pg';
 import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
+import { LISTEN_RECONNECT, reconnectDelayMs, type Backoff } from './reconnect-backoff';
 
 export type ChannelHandler = (payload: string) => void;
 
 export interface ListenClientOptions {
-  /** Pause before re-making a lost connection. */
-  readonly reconnectMs?: number;
+  /** Pauses before re-making a lost connection (LISTEN_RECONNECT unless given). */
+  readonly reconnect?: Backoff;
+  /** Milliseconds between heartbeats while connected (30 000); 0: none. */
+  readonly heartbeatMs?: number;
+  /** A heartbeat unanswered this long means the connection is dead (10 000). */
+  readonly heartbeatTimeoutMs?: number;
+  readonly random?: () => number;
   readonly applicationName?: string;
   readonly onWarning?: (message: string) => void;
 }
+
+export const LISTEN_HEARTBEAT_MS = 30_000;
+export const LISTEN_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /** What a subscriber needs: subscribe to a channel, and learn when the connection came back. */
 export interface ChannelListener {
@@ -33,17 +48,24 @@ export class ListenClient implements ChannelListener {
   private client: Client | null = null;
   private connecting: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Failed attempts since the connection was last up: the backoff's step. */
+  private failures = 0;
   private attempted = false;
   /** LISTENs go one after another: pg warns (and will refuse) a query sent while another is running. */
   private listening: Promise<unknown> = Promise.resolve();
   private stopped = false;
-  private readonly reconnectMs: number;
+  private readonly reconnect: Backoff;
+  private readonly heartbeatMs: number;
+  private readonly heartbeatTimeoutMs: number;
 
   constructor(
     private readonly url: string,
     private readonly options: ListenClientOptions = {},
   ) {
-    this.reconnectMs = options.reconnectMs ?? 1_000;
+    this.reconnect = options.reconnect ?? LISTEN_RECONNECT;
+    this.heartbeatMs = options.heartbeatMs ?? LISTEN_HEARTBEAT_MS;
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? LISTEN_HEARTBEAT_TIMEOUT_MS;
   }
 
   get connected(): boolean {
@@ -85,6 +107,7 @@ export class ListenClient implements ChannelListener {
     this.stopped = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
+    this.stopHeartbeat();
     await this.connecting;
     const client = this.client;
     this.client = null;
@@ -120,7 +143,9 @@ export class ListenClient implements ChannelListener {
         await client.end().catch(() => undefined);
         return;
       }
+      this.failures = 0;
       this.connectedSubject.next(true);
+      this.startHeartbeat(client);
       if (again) for (const handler of this.reconnectHandlers) handler();
     } catch (error) {
       this.lost(client, error as Error);
@@ -128,23 +153,66 @@ export class ListenClient implements ChannelListener {
   }
 
   private listen(client: Client, channel: string): Promise<unknown> {
-    const next = this.listening.then(() => client.query(`LISTEN ${channel}`));
+    return this.inTurn(() => client.query(`LISTEN ${channel}`));
+  }
+
+  private inTurn<T>(statement: () => Promise<T>): Promise<T> {
+    const next = this.listening.then(statement);
     this.listening = next.catch(() => undefined);
     return next;
+  }
+
+  private startHeartbeat(client: Client): void {
+    if (this.heartbeatMs <= 0) return;
+    this.stopHeartbeat();
+    this.heartbeatTimer = setTimeout(() => void this.heartbeat(client), this.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+
+  private async heartbeat(client: Client): Promise<void> {
+    this.heartbeatTimer = null;
+    if (this.client !== client || this.stopped) return;
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.inTurn(() => client.query('SELECT 1')),
+        new Promise<never>((_, reject) => {
+          timeout = setTimeout(
+            () => reject(new Error(`no answer to a heartbeat within ${this.heartbeatTimeoutMs} ms`)),
+            this.heartbeatTimeoutMs,
+          );
+        }),
+      ]);
+      if (this.client === client) this.startHeartbeat(client);
+    } catch (error) {
+      this.lost(client, error as Error);
+    } finally {
+      clearTimeout(timeout);
+    }
   }
 
   private lost(client: Client, error: Error): void {
     if (this.client !== client) return;
     this.client = null;
+    this.stopHeartbeat();
+    // The next connection's statements must not queue behind one the lost connection never answers.
+    this.listening = Promise.resolve();
     this.connectedSubject.next(false);
     void client.end().catch(() => undefined);
-    if (this.stopped) return;
-    this.options.onWarning?.(`LISTEN connection lost (${error.message}); reconnecting in ${this.reconnectMs} ms`);
-    if (this.reconnectTimer) return;
+    if (this.stopped || this.reconnectTimer) return;
+    this.failures += 1;
+    const delay = reconnectDelayMs(this.failures, this.reconnect, this.options.random);
+    // One line per loss; the retries of one outage are counted, not each logged.
+    if (this.failures === 1) this.options.onWarning?.(`LISTEN connection lost (${error.message}); reconnecting with backoff`);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = null;
       void this.start();
-    }, this.reconnectMs);
+    }, delay);
     this.reconnectTimer.unref();
   }
 }

@@ -1,17 +1,18 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { ProblemException } from '../common/problem';
+import { DatabaseHealthIndicator } from './database.health';
 import { ProvidersHealthIndicator } from './providers.health';
 
-const DATABASE_PING_TIMEOUT_MS = 1500;
+const DATABASE_READY_TIMEOUT_MS = 1500;
 
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
+    private readonly database: DatabaseHealthIndicator,
     private readonly providers: ProvidersHealthIndicator,
   ) {}
 
@@ -23,11 +24,11 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: the database answers a ping in time and some provider can take sessions.' })
+  @ApiOperation({ summary: 'Readiness: a database server that takes writes answers in time, and some provider can take sessions.' })
   async ready(): Promise<HealthCheckResult> {
     try {
       return await this.health.check([
-        () => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS }),
+        () => this.database.check('database', DATABASE_READY_TIMEOUT_MS),
         () => this.providers.check('providers'),
       ]);
     } catch (error) {

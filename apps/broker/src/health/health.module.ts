@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { ProvidersModule } from '../providers/providers.module';
+import { DatabaseHealthIndicator } from './database.health';
 import { HealthController } from './health.controller';
 import { ProvidersHealthIndicator } from './providers.health';
 
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), ProvidersModule],
   controllers: [HealthController],
-  providers: [ProvidersHealthIndicator],
+  providers: [DatabaseHealthIndicator, ProvidersHealthIndicator],
 })
 export class HealthModule {}

@@ -152,6 +152,25 @@ export class BrokerMetrics {
     },
   });
 
+  /** A database failover, seen from one replica (docs/operations.md#past-one-database-server). */
+  readonly poolConnectionsLost = new Counter({
+    name: 'broker_db_pool_connections_lost_total',
+    help: 'Idle pooled database connections that failed (the server went away); the pool drops each and opens another on demand',
+    registers: [this.registry],
+  });
+
+  readonly listenConnected = new Gauge({
+    name: 'broker_db_listen_connected',
+    help: '1 while the LISTEN connection is up and listens to every channel (breaker state, webhook wakes, Idempotency-Key waiters, destinations), else 0',
+    registers: [this.registry],
+  });
+
+  readonly listenReconnects = new Counter({
+    name: 'broker_db_listen_reconnects_total',
+    help: 'Times the LISTEN connection came back after being lost',
+    registers: [this.registry],
+  });
+
   /** A create's steps (reserve, bind, activate), so each one's share of a create is visible in production. */
   readonly createStepDuration = new Histogram({
     name: 'broker_session_create_step_seconds',

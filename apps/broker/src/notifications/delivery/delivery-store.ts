@@ -322,7 +322,25 @@ export class DeliveryStore {
     );
   }
 
-  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
-    await this.dataSource.query(`UPDATE webhook_endpoints SET lease_until = $2 WHERE owner = $1`, [owner, iso(leaseUntil)]);
+  /** Renews the leases of the endpoints (rows by id) this owner works on. */
+  async renewLeases(owner: string, leaseUntil: number, endpointIds: string[]): Promise<void> {
+    if (endpointIds.length === 0) return;
+    await this.dataSource.query(`UPDATE webhook_endpoints SET lease_until = $2 WHERE owner = $1 AND id = ANY($3::uuid[])`, [
+      owner,
+      iso(leaseUntil),
+      endpointIds,
+    ]);
+  }
+
+  /**
+   * Lets go of endpoints (rows by id) this owner holds but no longer works on (their lane failed with the
+   * database and could not release them), keeping their stored state, so any replica can take them at once.
+   */
+  async releaseUnworked(endpointIds: string[], owner: string): Promise<void> {
+    if (endpointIds.length === 0) return;
+    await this.dataSource.query(`UPDATE webhook_endpoints SET owner = NULL, lease_until = NULL WHERE owner = $1 AND id = ANY($2::uuid[])`, [
+      owner,
+      endpointIds,
+    ]);
   }
 }

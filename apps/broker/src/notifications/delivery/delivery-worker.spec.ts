@@ -81,7 +81,7 @@ describe('DeliveryWorker', () => {
   function worker(
     overrides: Partial<NotificationSettings> = {},
     random = () => 0.5,
-    pacing: { scheduler?: SchedulerLike; lingerMs?: number } = {},
+    pacing: { scheduler?: SchedulerLike; lingerMs?: number; store?: DeliveryStore } = {},
   ): DeliveryWorker {
     const s = { ...settings, ...overrides };
     const sender = new WebhookSender({
@@ -91,7 +91,7 @@ describe('DeliveryWorker', () => {
     });
     senders.push(sender);
     const w = new DeliveryWorker({
-      store: new DeliveryStore(dataSource),
+      store: pacing.store ?? new DeliveryStore(dataSource),
       sender,
       preparer: new SignedRequestPreparer(secrets, s.opsWebhookSecret),
       clock,
@@ -509,6 +509,44 @@ describe('DeliveryWorker', () => {
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(3);
     for (const resolve of held) resolve();
     await gone.whenIdle();
+  });
+
+  it('after a database failover works on again at once on the endpoint its failed lane could not release (no lease to wait out)', async () => {
+    // The store as a failover shows it: every statement fails while `down` (the pool reaches no leader).
+    const state = { down: false };
+    const real = new DeliveryStore(dataSource);
+    const store = new Proxy(real, {
+      get(target, name, receiverOfGet) {
+        const value = Reflect.get(target, name, receiverOfGet) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          state.down
+            ? Promise.reject(new Error('Connection terminated unexpectedly'))
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+    const held: Array<() => void> = [];
+    receiver.answer = () => new Promise((resolve) => held.push(() => resolve({ status: 200 })));
+    const w = worker({}, () => 0.5, { store });
+    const acct = await account();
+    const first = (await record(acct, receiver.url)).deliveryId;
+    await w.runOnce();
+    await receiver.waitFor(1);
+
+    // The leader goes while the attempt is in flight: its outcome cannot be written, nor the endpoint released.
+    state.down = true;
+    for (const resolve of held.splice(0)) resolve();
+    await w.whenIdle();
+    state.down = false;
+
+    // The database is back (the LISTEN connection's return runs a cycle): no clock moved, no lease run out.
+    receiver.answer = () => ({ status: 200 });
+    const second = (await record(acct, receiver.url)).deliveryId;
+    await run(w);
+    expect((await delivery(first)).status).toBe('delivered');
+    expect((await delivery(second)).status).toBe('delivered');
+    // The first went twice (its outcome was lost with the database), under one webhook-id.
+    expect(receiver.received.map((r) => r.headers['webhook-id']).sort()).toEqual([first, first, second].sort());
   });
 
   it('sends provider.state_changed to OPS_WEBHOOK_URL, signed with OPS_WEBHOOK_SECRET', async () => {

@@ -51,6 +51,12 @@ export class DeliveryWorker {
   readonly owner = `worker-${randomUUID()}`;
   private readonly store: DeliveryStore;
   private readonly lanes = new Map<string, EndpointLane>();
+  /**
+   * Endpoints whose lane failed with the database (a failover): their release may not have reached it, so
+   * they may still be leased to this replica, which no longer works on them. The next cycle lets go of them.
+   * By lane name, the endpoint row's id.
+   */
+  private readonly unreleased = new Map<string, string>();
   private readonly idleWaiters: Array<() => void> = [];
   private cycles: Promise<void> | null = null;
   private cycleWanted = false;
@@ -132,6 +138,14 @@ export class DeliveryWorker {
   }
 
   private async cycle(): Promise<void> {
+    if (this.unreleased.size > 0) {
+      const idle = [...this.unreleased].filter(([name]) => !this.lanes.has(name));
+      await this.store.releaseUnworked(
+        idle.map(([, id]) => id),
+        this.owner,
+      );
+      for (const [name] of idle) this.unreleased.delete(name);
+    }
     const now = this.deps.clock.now();
     const givenUp = await this.store.giveUpExpired(now);
     if (givenUp > 0) this.deps.logger.log(`gave up ${givenUp} webhook deliveries not delivered within their lifetime`);
@@ -160,7 +174,9 @@ export class DeliveryWorker {
     this.lanes.set(name, lane);
     void lane.done.then((end: LaneEnd) => {
       this.lanes.delete(name);
-      // Something may have been recorded for it while it was finishing; a failed lane waits for the poll.
+      if (end === 'failed') this.unreleased.set(name, endpoint.id);
+      // Something may have been recorded for it while it was finishing; a failed lane waits for the next
+      // cycle (the LISTEN connection coming back, a NOTIFY, the poll).
       if (end === 'idle' && !this.stopped) void this.runOnce();
       this.notifyIfIdle();
     });
@@ -201,7 +217,12 @@ export class DeliveryWorker {
     if (this.lanes.size === 0 || this.stopped) return;
     const now = this.deps.clock.now();
     try {
-      await this.store.renewLeases(this.owner, now + this.deps.settings.leaseMs);
+      // Only the endpoints a lane works on: an unreleased one must run out, not be kept.
+      await this.store.renewLeases(
+        this.owner,
+        now + this.deps.settings.leaseMs,
+        [...this.lanes.values()].map((lane) => lane.endpointId),
+      );
     } catch (error) {
       this.deps.logger.warn(`could not renew webhook endpoint leases: ${(error as Error).message}`);
     }

@@ -65,7 +65,8 @@ export class EndpointLane {
   readonly url: string;
   /** The endpoint this lane works on: the URL, for one account (or the operator). */
   readonly key: EndpointKey;
-  private readonly endpointId: string;
+  /** Its row in webhook_endpoints. */
+  readonly endpointId: string;
   readonly done: Promise<LaneEnd>;
   private resolveDone!: (end: LaneEnd) => void;
   private readonly health: EndpointHealth;
