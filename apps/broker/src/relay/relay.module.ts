@@ -16,5 +16,7 @@ import { RelayService } from './relay.service';
   imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
   providers: [RelayService, RelayWorker, MessagesService, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
   controllers: [InboundController, MessagesController],
+  // The Twilio-Proxy-compatible API's MessageInteractions are the app's messages (compat/twilio-proxy).
+  exports: [MessagesService],
 })
 export class RelayModule {}

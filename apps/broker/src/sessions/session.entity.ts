@@ -119,6 +119,14 @@ export class Session {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
+  /**
+   * A reservation kept `pending` until then: a Twilio-Proxy-compatible session holding its first participant's
+   * proxy number until the second joins (compat/twilio-proxy). Null: a create's reservation, dropped by the
+   * sweeper once that create would have finished.
+   */
+  @Column({ name: 'pending_until', type: 'timestamptz', nullable: true })
+  pendingUntil: Date | null;
+
   /** When the provider binding was released (unbind done, or nothing to unbind). */
   @Column({ name: 'released_at', type: 'timestamptz', nullable: true })
   releasedAt: Date | null;
