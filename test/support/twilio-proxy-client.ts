@@ -8,6 +8,7 @@ import Ajv from 'ajv';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import twilio from 'twilio';
+import { ADMIN_TOKEN } from './api-client';
 
 export const TWILIO_PROXY_SPEC = resolve('node_modules/@twilio-alpha/mcp/twilio-oai/spec/json/twilio_proxy_v1.json');
 
@@ -110,4 +111,28 @@ export class ValidatingRequestClient extends BrokerRequestClient {
       this.failures.push({ request: label, status: response.statusCode, problem: JSON.stringify(validate.errors) });
     return response;
   }
+}
+
+export interface PoolNumber {
+  id: string;
+  provider: string;
+  number: string;
+  accountId: string | null;
+}
+
+/** Dedicates `count` numbers of `provider`'s shared pool to the account, as an operator does (`broker numbers dedicate`). */
+export async function dedicateNumbers(brokerUrl: string, accountId: string, provider: string, count: number): Promise<PoolNumber[]> {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const listed = (await (await fetch(`${brokerUrl}/v1/admin/numbers`, { headers: admin })).json()) as { numbers: PoolNumber[] };
+  const chosen = listed.numbers.filter((n) => n.provider === provider && n.accountId === null).slice(0, count);
+  if (chosen.length < count) throw new Error(`only ${chosen.length} shared numbers on ${provider}`);
+  for (const n of chosen) {
+    const res = await fetch(`${brokerUrl}/v1/admin/numbers/${n.id}/account`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ accountId }),
+    });
+    if (!res.ok) throw new Error(`dedicating ${n.number} failed: ${res.status} ${await res.text()}`);
+  }
+  return chosen.map((n) => ({ ...n, accountId }));
 }

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DestinationsModule } from '../../destinations/destinations.module';
+import { InterceptModule } from '../../intercept';
 import { NotificationsModule } from '../../notifications';
 import { ProvidersModule } from '../../providers/providers.module';
 import { RelayModule } from '../../relay/relay.module';
 import { SessionsModule } from '../../sessions/sessions.module';
+import { ProxyCallbackRepository } from './callbacks/proxy-callback.repository';
+import { ProxyCallbacks } from './callbacks/proxy-callbacks';
 import { TwilioBasicAuthGuard } from './http/twilio-basic-auth.guard';
 import { ProxyInteractionRepository } from './interactions/proxy-interaction.repository';
 import { ProxyInteractionsController, ProxyMessageInteractionsController } from './interactions/proxy-interactions.controller';
@@ -23,7 +26,7 @@ import { ProxyParticipantsController, ProxySessionsController } from './sessions
  * `/compat/twilio-proxy/v1/…`, in Twilio's shapes, on the broker's own sessions, providers and failover.
  */
 @Module({
-  imports: [SessionsModule, ProvidersModule, DestinationsModule, RelayModule, NotificationsModule],
+  imports: [SessionsModule, ProvidersModule, DestinationsModule, RelayModule, NotificationsModule, InterceptModule],
   providers: [
     TwilioBasicAuthGuard,
     ProxyServiceRepository,
@@ -34,6 +37,8 @@ import { ProxyParticipantsController, ProxySessionsController } from './sessions
     ProxySessionRepository,
     ProxySessions,
     ProxyInteractionRepository,
+    ProxyCallbackRepository,
+    ProxyCallbacks,
   ],
   controllers: [
     ProxyServicesController,

@@ -7,6 +7,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { PageCursor } from '../../../common/pagination/page-cursor';
+import type { Queryable } from '../../../notifications';
 import type { Channel } from '../../../numbers/proxy-number.entity';
 import type { InteractionStatus } from '../../../relay/interaction.entity';
 
@@ -66,7 +67,13 @@ export class ProxyInteractionRepository {
     return found ? row(found) : null;
   }
 
-  /** Erases its text (its PII); a relay not sent yet keeps it until it goes. False when it has none to erase now. */
+  /** By id alone, on `runner` (a callback reads the one its event is about, in the event's transaction). */
+  async byId(runner: Queryable, id: string): Promise<InteractionRow | null> {
+    const [found] = (await runner.query(`SELECT ${COLUMNS} FROM interactions WHERE id = $1`, [id])) as Raw[];
+    return found ? row(found) : null;
+  }
+
+  /** Erases its text (its PII); a relay not sent yet keeps it until it goes. */
   async eraseText(sessionId: string, id: string): Promise<void> {
     await this.dataSource.query(
       `/* twilio-proxy.erase_text */ UPDATE interactions SET text = NULL WHERE session_id = $1 AND id = $2 AND status <> 'pending'`,
