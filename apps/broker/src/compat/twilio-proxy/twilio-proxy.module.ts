@@ -22,7 +22,7 @@ import { ProxySessions } from './sessions/proxy-sessions';
 import { ProxyParticipantsController, ProxySessionsController } from './sessions/proxy-sessions.controller';
 
 /**
- * The Twilio-Proxy-compatible API (SPEC §14, docs/twilio-proxy-migration.md): Twilio Proxy's v1 routes under
+ * The Twilio-Proxy-compatible API (docs/twilio-proxy-migration.md): Twilio Proxy's v1 routes under
  * `/compat/twilio-proxy/v1/…`, in Twilio's shapes, on the broker's own sessions, providers and failover.
  */
 @Module({

@@ -76,7 +76,7 @@ export class TwilioParams {
     const text = this.string(name);
     if (text === undefined) return undefined;
     const at = new Date(text);
-    if (!ISO_DATE_TIME.test(text) || Number.isNaN(at.getTime()))
+    if (!ISO_DATE_TIME.test(text) || Number.isNaN(at.getTime()) || !isCalendarDate(text.slice(0, 10)))
       throw invalidParameter(name, `${name} must be an ISO 8601 date and time, like 2030-07-30T20:00:00Z.`);
     return at;
   }
@@ -89,4 +89,11 @@ export class TwilioParams {
     if (values.some((v) => typeof v !== 'string')) throw invalidParameter(name, `each ${name} must be text.`);
     return values as string[];
   }
+}
+
+/** `2030-02-30` parses as March 2nd: a day that does not exist is refused, not moved. */
+function isCalendarDate(day: string): boolean {
+  const [year, month, date] = day.split('-').map(Number);
+  const parsed = new Date(Date.UTC(year, month - 1, date));
+  return parsed.getUTCFullYear() === year && parsed.getUTCMonth() === month - 1 && parsed.getUTCDate() === date;
 }

@@ -85,10 +85,10 @@ const RESERVE_SQL = `/* twilio-proxy.reserve */
 const RESCHEDULE_SQL = `/* twilio-proxy.reschedule */
   WITH s AS (
     UPDATE sessions
-       SET expires_at = $3, idle_ttl_seconds = $2,
-           inactive_at = least($3::timestamptz, COALESCE(last_interaction_at, created_at) + make_interval(secs => $2)),
+       SET expires_at = $3, idle_ttl_seconds = $2::integer,
+           inactive_at = least($3::timestamptz, COALESCE(last_interaction_at, created_at) + make_interval(secs => $2::integer)),
            pending_until = CASE WHEN status = 'pending'
-                                THEN least($3::timestamptz, COALESCE(last_interaction_at, created_at) + make_interval(secs => $2)) END
+                                THEN least($3::timestamptz, COALESCE(last_interaction_at, created_at) + make_interval(secs => $2::integer)) END
      WHERE id = $1 AND status IN ('pending', 'active') AND inactive_at > $4
     RETURNING id, inactive_at
   )
@@ -132,6 +132,17 @@ export class ProxyReservationRepository {
     change: { idleTtlSeconds: number | null; expiresAt: Date; now: Date },
   ): Promise<void> {
     await manager.query(RESCHEDULE_SQL, [sessionId, change.idleTtlSeconds, change.expiresAt, change.now]);
+  }
+
+  /**
+   * A participant row past its deadline no longer counts, swept or not: these people's lapsed rows are marked so,
+   * where one stands in the way of a reservation (the pool rule's index holds every row still marked active).
+   */
+  async freeLapsed(manager: EntityManager, numbers: string[], now: Date): Promise<void> {
+    await manager.query(
+      `/* twilio-proxy.free_lapsed */ UPDATE session_participants SET active = false WHERE active AND expires_at <= $2 AND number = ANY($1::text[])`,
+      [numbers, now],
+    );
   }
 
   /** Drops the session's reservation (hold or pair), if it is still pending: its participants are free again. */

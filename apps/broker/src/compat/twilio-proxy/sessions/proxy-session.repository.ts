@@ -100,6 +100,11 @@ export class ProxySessionRepository {
     return participantsOf(this.dataSource.manager, sessionId, withRemoved);
   }
 
+  /** Marks these people's participant rows that are past their deadline inactive (they stand in no one's way). */
+  freeLapsed(numbers: string[], now: Date): Promise<void> {
+    return this.reservations.freeLapsed(this.dataSource.manager, numbers, now);
+  }
+
   /** The ids of the Service's Sessions that are not deleted. */
   async idsOf(serviceId: string): Promise<string[]> {
     const rows = await this.dataSource.query<Array<{ id: string }>>(

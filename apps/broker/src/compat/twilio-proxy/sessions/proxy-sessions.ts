@@ -96,7 +96,8 @@ export class ProxySessions {
   ) {}
 
   async create(service: ProxyService, params: TwilioParams): Promise<ProxySessionView> {
-    const now = this.now();
+    // To the second, as Twilio writes it: the instants its clients read (date_created, date_expiry) are the rules' own.
+    const now = new Date(Math.floor(this.clock.now() / 1000) * 1000);
     const mode: ProxySessionMode = params.oneOf('Mode', MODES) ?? 'voice-and-message';
     const status = params.oneOf('Status', ['open', 'in-progress', 'closed', 'failed', 'unknown'] as const);
     if (status !== undefined && status !== 'open' && status !== 'in-progress')
@@ -229,7 +230,7 @@ export class ProxySessions {
       throw invalidParameter('FriendlyName', `FriendlyName must be at most ${MAX_FRIENDLY_NAME} characters.`);
     const asked = await this.askedNumber(service, input);
 
-    const claimed = await this.retried(() =>
+    const claimed = await this.retried([identifier], () =>
       this.sessions.transaction(async (tx) => {
         const now = this.now();
         const view = await tx.lock(service.accountId, service.id, sessionId);
@@ -400,7 +401,7 @@ export class ProxySessions {
     choice: { provider: string; participants: string[]; onlyNumberId: string | null; keepNumberId: string | null },
   ): Promise<ProxyReservation | null> {
     try {
-      return await this.retried(() =>
+      return await this.retried(choice.participants, () =>
         this.sessions.transaction(async (tx) => {
           await tx.release(session.id);
           const reservation = await tx.reserve({ ...this.reservationBase(service, session, this.now()), ...choice });
@@ -542,13 +543,17 @@ export class ProxySessions {
     return at;
   }
 
-  /** Runs `work` again when a concurrent reservation won a number for the same person first. */
-  private async retried<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` again when the pool rule's index refused a reservation for one of `people`: a concurrent one won
+   * the number first, or a row of theirs past its deadline (not yet swept) still stood there, which is freed first.
+   */
+  private async retried<T>(people: string[], work: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await work();
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || violatedIndex(error) !== POOL_RULE_INDEX) throw error;
+        await this.sessions.freeLapsed(people, this.now());
       }
     }
   }
