@@ -17,6 +17,7 @@ import { NumbersModule } from './numbers/numbers.module';
 import { OpsModule } from './ops';
 import { ProvidersModule } from './providers/providers.module';
 import { RelayModule } from './relay/relay.module';
+import { RescueModule } from './rescue/rescue.module';
 import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
 
@@ -38,6 +39,7 @@ export class AppModule {
         NumbersModule,
         SessionsModule,
         RelayModule,
+        RescueModule,
         HealthModule,
         NotificationsModule,
         OpsModule,

@@ -114,10 +114,12 @@ export class ProviderStateRepository {
    * Claims the provider's next health check for the leader holding `fence`: granted when the cluster's last
    * claimed check of it (by the database's clock) is at least `minGapMs` old, and then stamped as the last,
    * so a new leader right after a takeover cannot check again within the interval (docs/operations.md).
+   * Without a fence (a replica that believes itself cut off, deciding alone) only the gap is asked: one whose
+   * lease claim merely came late still finds the leader's last check and keeps out of its interval.
    */
-  async claimHealthCheck(provider: string, fence: LeaderFence, minGapMs: number): Promise<HealthCheckClaim> {
+  async claimHealthCheck(provider: string, fence: LeaderFence | null, minGapMs: number): Promise<HealthCheckClaim> {
     return this.dataSource.transaction(async (manager): Promise<HealthCheckClaim> => {
-      if (!(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
+      if (fence && !(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
       const claimed: unknown[] = await manager.query(
         `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, now(), now())
          ON CONFLICT (provider) DO UPDATE SET last_check_at = now()
@@ -216,8 +218,11 @@ export class ProviderStateRepository {
   }
 }
 
-/** Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one. */
-async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
+/**
+ * Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one.
+ * A session rescue's move checks it too, last before its commit (apps/broker/src/rescue).
+ */
+export async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
   const rows: unknown[] = await manager.query(
     `SELECT 1 FROM cluster_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`,
     [BREAKER_LEASE, fence.holder, fence.epoch],

@@ -192,5 +192,6 @@ export function pendingSession(input: ReservationInput, row: ReservationRow): Se
     releasedAt: null,
     pendingUntil: null,
     idempotencyKey: input.idempotencyKey,
+    numberHistory: [],
   });
 }
