@@ -18,7 +18,6 @@
  * unique index: the loser picks again.
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../../../common/clock';
 import { ProblemException } from '../../../common/problem';
@@ -51,6 +50,7 @@ import {
   type ProxySessionView,
 } from './proxy-session.repository';
 import { MODES, firstDeadline, idleTtlOf, modeChannels, sessionState } from './session-rules';
+import { timeOrderedUuid } from './time-ordered-id';
 
 /** What a participant is added with (a Participants create, or one entry of a Session create's `Participants`). */
 export interface ParticipantInput {
@@ -96,8 +96,10 @@ export class ProxySessions {
   ) {}
 
   async create(service: ProxyService, params: TwilioParams): Promise<ProxySessionView> {
-    // To the second, as Twilio writes it: the instants its clients read (date_created, date_expiry) are the rules' own.
-    const now = new Date(Math.floor(this.clock.now() / 1000) * 1000);
+    // To the second, as Twilio writes it: the instants its clients read (date_created, date_expiry) are the rules' own;
+    // the id, made from the full instant, orders the Sessions of one second.
+    const instant = this.clock.now();
+    const now = new Date(Math.floor(instant / 1000) * 1000);
     const mode: ProxySessionMode = params.oneOf('Mode', MODES) ?? 'voice-and-message';
     const status = params.oneOf('Status', ['open', 'in-progress', 'closed', 'failed', 'unknown'] as const);
     if (status !== undefined && status !== 'open' && status !== 'in-progress')
@@ -108,7 +110,7 @@ export class ProxySessions {
     const participants = params.list('Participants').map(participantInput);
     if (participants.length > 2) throw tooManyParticipants();
     const row: Omit<ProxySession, 'service'> = {
-      id: randomUUID(),
+      id: timeOrderedUuid(instant),
       serviceId: service.id,
       accountId: service.accountId,
       uniqueName: uniqueName ?? null,
