@@ -68,6 +68,7 @@ const NOT_THE_SDKS: Record<string, string> = {
   DedicateProxyNumberDto: 'admin API (CLI)',
   ProxyNumberDto: 'admin API (CLI)',
   ProxyNumberListDto: 'admin API (CLI)',
+  CurrentAccountDto: 'the Twilio-Proxy-compatible API’s user name, read once (docs/twilio-proxy-migration.md)',
 };
 
 interface Schema {

@@ -74,6 +74,7 @@ export class InMemorySessionRepository implements SessionRepository {
       endedAt: null,
       idempotencyKey: null,
       releasedAt: null,
+      pendingUntil: null,
       numberHistory: [],
       ...fields,
     };
@@ -162,7 +163,7 @@ export class InMemorySessionRepository implements SessionRepository {
 
   dropStaleReservations(before: Date): Promise<DroppedReservation[]> {
     const cutoff = before.getTime();
-    const dropped = [...this.sessions.values()].filter((s) => s.status === 'pending' && s.createdAt.getTime() < cutoff);
+    const dropped = [...this.sessions.values()].filter((s) => s.status === 'pending' && (s.pendingUntil ?? s.createdAt).getTime() < cutoff);
     for (const s of dropped) this.sessions.delete(s.id);
     return Promise.resolve(dropped.map((s) => ({ id: s.id, provider: s.provider, proxyNumber: s.proxyNumber })));
   }

@@ -16,19 +16,37 @@ export interface PrismServer {
   url: string;
   /** Everything Prism printed (its validation messages among it). */
   output(): string;
+  /** What Prism found wrong with a request or an answer it saw, one line each (validation-proxy mode). */
+  violations(): string[];
   close(): Promise<void>;
 }
 
 /** Starts Prism's mock server for `specFile`; rejects with its output if it is not listening after `attempts` checks. */
 export async function startPrism(specFile: string, attempts = 240): Promise<PrismServer> {
-  const port = await freePortBelow32768();
-  const child = spawn(process.execPath, [PRISM_CLI, 'mock', '-h', '127.0.0.1', '-p', String(port), specFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return start(['mock', '-h', '127.0.0.1', '-p', String(await freePortBelow32768()), specFile], specFile, attempts);
+}
+
+/**
+ * Prism in validation-proxy mode on `port`: it forwards every request to `upstream` (the path appended) and
+ * checks the request and the upstream's answer against `specFile`, logging each violation (the answer is
+ * passed on as it came).
+ */
+export async function startPrismProxy(specFile: string, upstream: string, port: number, attempts = 240): Promise<PrismServer> {
+  return start(['proxy', '-h', '127.0.0.1', '-p', String(port), specFile, upstream], specFile, attempts);
+}
+
+async function start(args: string[], specFile: string, attempts: number): Promise<PrismServer> {
+  const port = args[args.indexOf('-p') + 1];
+  const child = spawn(process.execPath, [PRISM_CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const server: PrismServer = { url: `http://127.0.0.1:${port}`, output: () => out, close: () => stop(child) };
+  const server: PrismServer = {
+    url: `http://127.0.0.1:${port}`,
+    output: () => out,
+    violations: () => out.split('\n').filter((line) => /violation/i.test(line)),
+    close: () => stop(child),
+  };
   for (let i = 0; i < attempts; i++) {
     if (out.includes('Prism is listening')) return server;
     if (child.exitCode !== null) break;

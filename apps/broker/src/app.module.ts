@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import type { DestinationStream } from 'pino';
 import { AccountsModule } from './accounts';
 import { ClockModule } from './common/clock';
+import { TwilioProxyModule } from './compat/twilio-proxy/twilio-proxy.module';
 import { RequestBodyGuard } from './common/http';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
@@ -43,6 +44,7 @@ export class AppModule {
         NotificationsModule,
         OpsModule,
         RetentionModule,
+        TwilioProxyModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },

@@ -100,6 +100,10 @@ export class AccountsService implements OnApplicationBootstrap {
     return account ? { account, keys: await this.accounts.keysOf(accountId) } : null;
   }
 
+  find(accountId: string): Promise<Account | null> {
+    return this.accounts.find(accountId);
+  }
+
   /** The account's default country (null: participants are E.164 only). */
   async defaultCountry(accountId: string): Promise<string | null> {
     return (await this.accounts.find(accountId))?.defaultCountry ?? null;

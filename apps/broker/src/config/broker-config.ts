@@ -47,6 +47,8 @@ export interface BrokerConfig {
    * vendor adapter is configured; unset, a webhook's URL is the broker's own origin.
    */
   publicUrl?: string;
+  /** TWILIO_PROXY_PUBLIC_URL: where the Twilio-Proxy-compatible API's answers say its resources are (compat/twilio-proxy). */
+  twilioProxyPublicUrl?: string;
   breaker: BreakerSettings;
   providerCallTimeoutMs: number;
   apiKeys: string[];

@@ -80,6 +80,14 @@ export class EnvironmentVariables {
   @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'PUBLIC_URL must be an http(s) URL without query or fragment' })
   PUBLIC_URL?: string;
 
+  /**
+   * The Twilio-Proxy-compatible API as its clients reach it (its answers' resource and paging URLs); unset:
+   * PUBLIC_URL + /compat/twilio-proxy, else the address each request came to.
+   */
+  @IsOptional()
+  @Matches(/^https?:\/\/[^\s?#]+$/, { message: 'TWILIO_PROXY_PUBLIC_URL must be an http(s) URL without query or fragment' })
+  TWILIO_PROXY_PUBLIC_URL?: string;
+
   @IntVar(1, 1000)
   BREAKER_CONSECUTIVE_FAILURES = 5;
 

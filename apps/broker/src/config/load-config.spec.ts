@@ -81,6 +81,7 @@ describe('loadConfig', () => {
     ['PROVIDERS', 'a=sim', /PROVIDERS entry "a" needs the simulator's URL: a=sim:http:\/\/host:port/],
     ['PUBLIC_URL', 'ftp://broker.example', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
     ['PUBLIC_URL', 'https://broker.example/?a=1', /PUBLIC_URL must be an http\(s\) URL without query or fragment/],
+    ['TWILIO_PROXY_PUBLIC_URL', 'proxy.example', /TWILIO_PROXY_PUBLIC_URL must be an http\(s\) URL without query or fragment/],
   ])('rejects %s=%s with one line naming it', (name, value, message) => {
     const load = () => loadConfig({ [name]: value });
     expect(load).toThrow(ConfigError);
@@ -186,6 +187,10 @@ describe('vendor provider configuration', () => {
   it("reads each provider's credentials by its name, and PUBLIC_URL without its trailing slash", () => {
     const config = loadConfig(twilio);
     expect(config.publicUrl).toBe('https://broker.example.com');
+    expect(loadConfig({ ...twilio, TWILIO_PROXY_PUBLIC_URL: 'https://proxy.example.com/v/' }).twilioProxyPublicUrl).toBe(
+      'https://proxy.example.com/v',
+    );
+    expect(config.twilioProxyPublicUrl).toBeUndefined();
     expect(config.simulated).toBe(false);
     const [primary, failover] = config.providers;
     expect(primary).toMatchObject({ name: 'primary', adapter: 'twilio', credentials: { accountSid: SID } });

@@ -100,6 +100,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     simulated: !vars.PROVIDERS,
     simWebhookSecret: vars.SIM_WEBHOOK_SECRET,
     publicUrl: vars.PUBLIC_URL?.replace(/\/+$/, ''),
+    twilioProxyPublicUrl: vars.TWILIO_PROXY_PUBLIC_URL?.replace(/\/+$/, ''),
     breaker: {
       consecutiveFailures: vars.BREAKER_CONSECUTIVE_FAILURES,
       windowMs: vars.BREAKER_WINDOW_MS,

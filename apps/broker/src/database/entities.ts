@@ -1,4 +1,5 @@
 import { Account } from '../accounts/account.entity';
+import { TWILIO_PROXY_ENTITIES } from '../compat/twilio-proxy/entities';
 import { ApiKey } from '../accounts/api-key.entity';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity';
 import { NOTIFICATION_ENTITIES } from '../notifications/entities';
@@ -28,4 +29,5 @@ export const ENTITIES: Function[] = [
   ProviderStateRecord,
   ClusterLeaseRecord,
   ...NOTIFICATION_ENTITIES,
+  ...TWILIO_PROXY_ENTITIES,
 ];

@@ -3,6 +3,8 @@ export {
   INTERCEPT_EVENT_TYPE,
   InterceptClient,
   type InterceptDecision,
+  type InterceptDialect,
+  type InterceptRequest,
   type InterceptOutcome,
   type InterceptQuestion,
 } from './intercept-client';

@@ -38,6 +38,22 @@ export interface InterceptQuestion {
   readonly data: Record<string, unknown>;
 }
 
+/** The request an intercept question is sent as. */
+export interface InterceptRequest {
+  readonly url: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * Another way of putting the question than the broker's own signed JSON: the Twilio-Proxy-compatible API's
+ * (Twilio's form parameters and `X-Twilio-Signature`) for its sessions. The answer is read the same way.
+ */
+export interface InterceptDialect {
+  /** The request for this question, or null when the dialect does not speak for its session. */
+  request(question: InterceptQuestion, now: number): Promise<InterceptRequest | null>;
+}
+
 class InterceptTimeout extends Error {}
 
 @Injectable()
@@ -46,6 +62,7 @@ export class InterceptClient implements OnApplicationShutdown {
   private readonly sender: WebhookSender;
   private readonly timeoutMs: number;
   private readonly onError: 'allow' | 'block';
+  private readonly dialects: InterceptDialect[] = [];
 
   constructor(
     @Inject(BROKER_CONFIG) config: BrokerConfig,
@@ -65,23 +82,19 @@ export class InterceptClient implements OnApplicationShutdown {
     metrics.limits.set({ limit: 'intercept_timeout_ms' }, this.timeoutMs);
   }
 
+  /** From now on `dialect` may put the questions about its sessions its own way. */
+  speak(dialect: InterceptDialect): void {
+    this.dialects.push(dialect);
+  }
+
   async ask(question: InterceptQuestion): Promise<InterceptDecision> {
     const started = performance.now();
     const now = this.clock.now();
-    const body = JSON.stringify({
-      id: question.id,
-      type: INTERCEPT_EVENT_TYPE,
-      timestamp: new Date(now).toISOString(),
-      data: question.data,
-    });
-    const secrets = await this.secrets.signingSecrets(question.accountId);
-    const timestamp = Math.floor(now / 1000);
-    const headers: Record<string, string> = { 'webhook-id': question.id, 'webhook-timestamp': String(timestamp) };
-    if (secrets.length > 0) headers['webhook-signature'] = signWebhook({ id: question.id, timestamp, payload: body, secret: secrets });
+    const { url, body, headers } = (await this.inDialect(question, now)) ?? (await this.signedJson(question, now));
 
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new InterceptTimeout()), this.timeoutMs);
-    const result = await this.sender.send({ url: question.url, body, headers, signal: deadline.signal });
+    const result = await this.sender.send({ url, body, headers, signal: deadline.signal });
     clearTimeout(timer);
 
     const decision = this.decide(result.delivered, result.statusCode, result.aborted, result.error);
@@ -93,6 +106,29 @@ export class InterceptClient implements OnApplicationShutdown {
         `intercept for ${question.id} failed (${decision.detail}); INTERCEPT_ON_ERROR=${this.onError}`,
       );
     return decision;
+  }
+
+  private async inDialect(question: InterceptQuestion, now: number): Promise<InterceptRequest | null> {
+    for (const dialect of this.dialects) {
+      const request = await dialect.request(question, now);
+      if (request) return request;
+    }
+    return null;
+  }
+
+  /** `{ id, type: interaction.intercept, timestamp, data }`, signed with the account's secrets (Standard Webhooks). */
+  private async signedJson(question: InterceptQuestion, now: number): Promise<InterceptRequest> {
+    const body = JSON.stringify({
+      id: question.id,
+      type: INTERCEPT_EVENT_TYPE,
+      timestamp: new Date(now).toISOString(),
+      data: question.data,
+    });
+    const secrets = await this.secrets.signingSecrets(question.accountId);
+    const timestamp = Math.floor(now / 1000);
+    const headers: Record<string, string> = { 'webhook-id': question.id, 'webhook-timestamp': String(timestamp) };
+    if (secrets.length > 0) headers['webhook-signature'] = signWebhook({ id: question.id, timestamp, payload: body, secret: secrets });
+    return { url: question.url, body, headers };
   }
 
   onApplicationShutdown(): Promise<void> {

@@ -2,6 +2,10 @@ export { NotificationsModule } from './notifications.module';
 export {
   EventOutbox,
   MAX_WEBHOOK_BODY_BYTES,
+  TWILIO_CALLBACK_EVENT_TYPE,
+  type FollowingTransaction,
+  type SessionEventFollower,
+  type TwilioCallbackInput,
   WebhookBodyTooLargeError,
   type OpsEventInput,
   type Queryable,
@@ -11,6 +15,7 @@ export {
 export { DeliveryWakes, transactionThenWake, type WakeWarning } from './events/delivery-wakes';
 export { CallbackUrlValidator } from './targets/callback-url-validator';
 export { WebhookSender, type AttemptResult, type SenderSettings } from './delivery/webhook-sender';
+export { twilioSignedForm } from './delivery/signed-request';
 export { WebhookSecrets } from './secrets/webhook-secrets';
 export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
 export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';

@@ -24,7 +24,8 @@ import { SessionRelayLimit } from './session-relay-limit';
     { provide: InteractionRepository, useClass: PostgresInteractionRepository },
   ],
   controllers: [InboundController, MessagesController],
-  // A session rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
-  exports: [RelayService],
+  // MessageInteractions of the Twilio-Proxy-compatible API are the app's messages (compat/twilio-proxy); a session
+  // rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
+  exports: [MessagesService, RelayService],
 })
 export class RelayModule {}

@@ -190,6 +190,7 @@ export function pendingSession(input: ReservationInput, row: ReservationRow): Se
     interceptUrl: input.interceptUrl ?? null,
     endedAt: null,
     releasedAt: null,
+    pendingUntil: null,
     idempotencyKey: input.idempotencyKey,
     numberHistory: [],
   });

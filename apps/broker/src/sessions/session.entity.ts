@@ -129,6 +129,14 @@ export class Session {
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
+  /**
+   * A reservation kept `pending` until then: a Twilio-Proxy-compatible session holding its first participant's
+   * proxy number until the second joins (compat/twilio-proxy). Null: a create's reservation, dropped by the
+   * sweeper once that create would have finished.
+   */
+  @Column({ name: 'pending_until', type: 'timestamptz', nullable: true })
+  pendingUntil: Date | null;
+
   /** The numbers it had before its current one, oldest first; empty for a session no rescue moved. */
   @Column({ name: 'number_history', type: 'jsonb', default: () => "'[]'" })
   numberHistory: PastNumber[];

@@ -75,7 +75,7 @@ export abstract class SessionRepository {
   abstract markReleased(id: string): Promise<void>;
   /** Up to `limit` ended sessions whose binding is not released yet, longest ended first. */
   abstract unreleased(limit: number): Promise<Session[]>;
-  /** Removes reservations made before `before` that are still pending. */
+  /** Removes reservations made (or held, `pendingUntil`) until before `before` that are still pending. */
   abstract dropStaleReservations(before: Date): Promise<DroppedReservation[]>;
   /** Removes the reservations a create with this key left pending (it died; its key was taken over). */
   abstract dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]>;
@@ -196,7 +196,8 @@ export class PostgresSessionRepository implements SessionRepository {
   }
 
   dropStaleReservations(before: Date): Promise<DroppedReservation[]> {
-    return this.dropPending('created_at < $1', [before]);
+    // A reservation held for a session still being assembled (pending_until) is stale only past its hold.
+    return this.dropPending('COALESCE(pending_until, created_at) < $1', [before]);
   }
 
   dropPendingCreatedWith(accountId: string, idempotencyKey: string): Promise<DroppedReservation[]> {

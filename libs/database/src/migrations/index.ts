@@ -1,4 +1,5 @@
 /** Every migration, oldest first. `npm run migration:generate -- <Name>` adds to this list. */
+import { TwilioProxyCompat1796170000000 } from './1796170000000-TwilioProxyCompat';
 import { ParticipantLimitSlots1796086246751 } from './1796086246751-ParticipantLimitSlots';
 import { DedicatedNumbers1796082780206 } from './1796082780206-DedicatedNumbers';
 import { AbuseLimits1796075770535 } from './1796075770535-AbuseLimits';
@@ -48,6 +49,7 @@ export const MIGRATIONS: Function[] = [
   AccountDefaultCountry1796140000000,
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
+  TwilioProxyCompat1796170000000,
   SessionRescue1796180000000,
   BreakerOverrides1796200000000,
   WebhookEventTextRetention1796201000000,

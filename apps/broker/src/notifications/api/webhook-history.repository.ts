@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { BreakerSnapshot } from '@app/circuit-breaker';
 import type { PageCursor } from '../../common/pagination/page-cursor';
+import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
 
 export interface EventRecord {
   readonly id: string;
@@ -71,8 +72,9 @@ export class WebhookHistoryRepository {
 
   /** Up to `limit` events, newest first. */
   async events(query: EventPageQuery): Promise<EventRecord[]> {
-    const params: unknown[] = [query.accountId, query.limit];
-    let where = 'e.account_id = $1';
+    const params: unknown[] = [query.accountId, query.limit, TWILIO_CALLBACK_EVENT_TYPE];
+    // The Twilio-format callbacks retell the account's events for the compat API; they are not events of their own.
+    let where = 'e.account_id = $1 AND e.type <> $3';
     if (query.sessionId) {
       params.push(query.sessionId);
       where += ` AND e.session_id = $${params.length}`;

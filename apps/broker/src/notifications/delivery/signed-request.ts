@@ -1,4 +1,6 @@
+import twilio from 'twilio';
 import { signWebhook } from '@app/sdk';
+import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
 import type { WebhookSecrets } from '../secrets/webhook-secrets';
 import type { ClaimedDelivery } from './delivery-store';
 import type { DeliveryPreparer } from './endpoint-lane';
@@ -34,6 +36,7 @@ export class SignedRequestPreparer implements DeliveryPreparer {
   ) {}
 
   async prepare(delivery: ClaimedDelivery, now: number): Promise<{ body: string; headers: Record<string, string> }> {
+    if (delivery.type === TWILIO_CALLBACK_EVENT_TYPE && delivery.accountId !== null) return this.twilioForm(delivery, delivery.accountId);
     const body = webhookBody(delivery);
     const secrets =
       delivery.kind === 'ops' || delivery.accountId === null
@@ -49,4 +52,34 @@ export class SignedRequestPreparer implements DeliveryPreparer {
       headers: { ...headers, 'webhook-signature': signWebhook({ id: delivery.id, timestamp, payload: body, secret: secrets }) },
     };
   }
+
+  /**
+   * A Twilio-format callback: its form parameters, with `X-Twilio-Signature` (Twilio's HMAC-SHA1 over the full URL
+   * and the sorted parameters, made by the `twilio` package itself) keyed with the account's current webhook secret,
+   * so `twilio.validateRequest(secret, signature, url, params)` verifies it; the delivery id as Twilio's
+   * `I-Twilio-Idempotency-Token`, the same on every retry.
+   */
+  private async twilioForm(delivery: ClaimedDelivery, accountId: string): Promise<{ body: string; headers: Record<string, string> }> {
+    const { url, params } = delivery.data as { url: string; params: Record<string, string> };
+    const [secret] = await this.secrets.signingSecrets(accountId);
+    return twilioSignedForm(url, params, secret, delivery.id);
+  }
+}
+
+/**
+ * Form parameters as Twilio posts them: `X-Twilio-Signature` (HMAC-SHA1 over the full URL and the sorted
+ * parameters, by the `twilio` package itself) keyed with `secret`, and `I-Twilio-Idempotency-Token`.
+ */
+export function twilioSignedForm(
+  url: string,
+  params: Record<string, string>,
+  secret: string | undefined,
+  idempotencyToken: string,
+): { body: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    'i-twilio-idempotency-token': idempotencyToken,
+  };
+  if (secret) headers['x-twilio-signature'] = twilio.getExpectedTwilioSignature(secret, url, params);
+  return { body: new URLSearchParams(params).toString(), headers };
 }

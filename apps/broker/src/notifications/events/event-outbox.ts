@@ -11,6 +11,39 @@ import { webhookBody } from '../delivery/signed-request';
 import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';
 import type { DeliveryWakes } from './delivery-wakes';
 
+/**
+ * The event type of a callback in Twilio's format (the Twilio-Proxy-compatible API's, compat/twilio-proxy): its
+ * data is `{ url, params }`, delivered as those form parameters with `X-Twilio-Signature` (signed-request.ts),
+ * by the same worker, with the same rules, as every webhook. Not an event of the account's own: the event
+ * history leaves it out.
+ */
+export const TWILIO_CALLBACK_EVENT_TYPE = 'twilio-proxy.callback';
+
+/** A Twilio-format callback to record beside a session event. */
+export interface TwilioCallbackInput {
+  accountId: string;
+  sessionId: string | null;
+  url: string;
+  /** The form parameters, each once, as Twilio sends them. */
+  params: Record<string, string>;
+  /** When the broker learned of the thing; unset: now. */
+  receivedAt?: Date;
+}
+
+/** What a follower may do in the transaction of the event it follows: read, and record Twilio-format callbacks that commit with it. */
+export interface FollowingTransaction extends Queryable {
+  recordTwilioCallback(callback: TwilioCallbackInput): Promise<void>;
+}
+
+/**
+ * Told of each session event `record` writes, in its transaction, so what another API owes its users for the
+ * same thing (the Twilio-Proxy-compatible API's callbacks) is as durable as the event. A create's
+ * `session.created`, which its activation statement writes, is not followed.
+ */
+export interface SessionEventFollower {
+  follow(event: SessionEventInput, tx: FollowingTransaction): Promise<void>;
+}
+
 /** Largest webhook body sent (docs/webhooks.md#delivery-rules: 256 KB). */
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
@@ -63,6 +96,8 @@ const INSERT = `
   SELECT url FROM dl`;
 
 export class EventOutbox {
+  private readonly followers: SessionEventFollower[] = [];
+
   constructor(
     private readonly clock: Clock,
     private readonly settings: { giveUpAfterMs: number; opsWebhookUrl?: string },
@@ -85,7 +120,32 @@ export class EventOutbox {
       event.receivedAt,
     );
     wakes.add(recorded.url);
+    for (const follower of this.followers)
+      await follower.follow(event, {
+        query: (sql, params) => manager.query(sql, params),
+        recordTwilioCallback: (callback) => this.recordTwilioCallback(manager, callback, wakes),
+      });
     return recorded;
+  }
+
+  /** From now on `follower` is told of each session event this outbox records. */
+  follow(follower: SessionEventFollower): void {
+    this.followers.push(follower);
+  }
+
+  private async recordTwilioCallback(manager: EntityManager, callback: TwilioCallbackInput, wakes: DeliveryWakes): Promise<void> {
+    const data = { url: callback.url, params: callback.params };
+    const recorded = await this.insert(
+      manager,
+      TWILIO_CALLBACK_EVENT_TYPE,
+      callback.accountId,
+      callback.sessionId,
+      callback.url,
+      'account',
+      data,
+      callback.receivedAt,
+    );
+    wakes.add(recorded.url);
   }
 
   /**

@@ -1,0 +1,1 @@
+export { twilioSid, uuidOfTwilioSid, type TwilioSidPrefix } from './twilio-sid';
