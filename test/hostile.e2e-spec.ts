@@ -367,6 +367,7 @@ describe('hostile input against the running broker', () => {
           metadata: {},
           idempotencyKey: null,
           participantLimit: 3,
+          quarantineSeconds: 86_400,
           now: new Date(),
         });
       };
@@ -389,7 +390,7 @@ describe('hostile input against the running broker', () => {
       expect(pending).toEqual([]);
       expect(results.filter((r) => r.reserved)).toHaveLength(3);
       for (const refused of results.filter((r) => !r.reserved))
-        expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 } });
+        expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 }, quarantined: 0 });
       for (const r of results) if (r.reserved) await reservations.release(r.reserved.id);
     });
   });

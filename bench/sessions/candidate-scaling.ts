@@ -7,6 +7,7 @@
 import type { Client } from 'pg';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { median, nowMs, ratio, round } from '../support/stats';
+import { reserveParams } from '../support/reserve-params';
 
 /** Active sessions spread evenly over the primary's numbers, participants never reused. */
 const BULK = `
@@ -25,27 +26,10 @@ export async function candidateScaling(client: Client, accountId: string, steps 
   const time = async () => {
     const samples: number[] = [];
     for (let i = 0; i < 30; i++) {
-      const pair = ['+447000000001', '+447000000002'];
+      const pair = ['+447000000001', '+447000000002'] as const;
       await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(RESERVE_SQL, [
-        'primary',
-        ['sms'],
-        pair,
-        [],
-        accountId,
-        pair,
-        null,
-        '{}',
-        3600,
-        null,
-        3,
-        new Date(),
-        null,
-        null,
-        null,
-        false,
-      ]);
+      await client.query(RESERVE_SQL, reserveParams({ provider: 'primary', accountId, participants: pair, participantLimit: 3 }));
       samples.push(nowMs() - t0);
       await client.query('ROLLBACK');
     }

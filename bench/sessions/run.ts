@@ -57,6 +57,7 @@ import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures
 import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
+import { reserveParams } from '../support/reserve-params';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
@@ -119,24 +120,10 @@ const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
   // The allocator's own statement (one round trip, no explicit transaction), load order empty.
-  const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(RESERVE_SQL, [
-    'primary',
-    ['sms'],
-    [...participants].sort(),
-    [],
-    accountId,
-    participants,
-    null,
-    '{}',
-    3600,
-    null,
-    1000, // SESSION_PARTICIPANT_LIMIT, as the bench starts its brokers (bench/support/stack.ts)
-    new Date(), // the broker's clock; then no idle TTL, unique name, intercept URL or sticky preference
-    null,
-    null,
-    null,
-    false,
-  ]);
+  const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(
+    RESERVE_SQL,
+    reserveParams({ provider: 'primary', accountId, participants }),
+  );
   const row = reserved.rows[0];
   const session = {
     id: row.id,

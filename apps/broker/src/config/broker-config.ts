@@ -63,6 +63,8 @@ export interface BrokerConfig {
     simSeedNumbers: number;
     /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
     participantLimit: number;
+    /** SESSION_NUMBER_QUARANTINE_SECONDS: after a session ends, its number and each participant meet no one else for this long; 0: off. */
+    numberQuarantineSeconds: number;
   };
   /** The synchronous question asked before each relay and bridge of a session with an intercept URL. */
   intercept: {

@@ -7,12 +7,12 @@ export interface ProviderPoolUsage {
   activeSessions: number;
   /** The same by the channels they carry: `voice`, `sms`, `voice+sms`. */
   activeSessionsByChannels: Record<string, number>;
-  /** `voice`, `sms`: enabled numbers that carry each channel. */
-  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
+  /**
+   * `voice`, `sms`: enabled numbers that carry each channel. `quarantineSeconds`: SESSION_NUMBER_QUARANTINE_SECONDS, how long
+   * after a session ends its number takes neither participant with anyone else (docs/design.md#number-quarantine).
+   */
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number; quarantineSeconds: number };
 }
-
-const EMPTY_POOL: ProviderPoolUsage['pool'] = { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0 };
-const EMPTY: ProviderPoolUsage = { activeSessions: 0, activeSessionsByChannels: {}, pool: EMPTY_POOL };
 
 /**
  * Active sessions and pool use per provider, and the load of each proxy number, read from the
@@ -48,7 +48,16 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   of(provider: string): ProviderPoolUsage {
-    return this.usage.get(provider) ?? EMPTY;
+    return this.usage.get(provider) ?? this.empty();
+  }
+
+  private empty(): ProviderPoolUsage {
+    const quarantineSeconds = this.config.sessions.numberQuarantineSeconds;
+    return {
+      activeSessions: 0,
+      activeSessionsByChannels: {},
+      pool: { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0, quarantineSeconds },
+    };
   }
 
   /** Ids of the numbers carrying sessions, least loaded first; a number not listed carries none. */
@@ -74,12 +83,12 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
       usage.set(n.provider, {
         activeSessions: 0,
         activeSessionsByChannels: {},
-        pool: { total: n.total, enabled: n.enabled, inUse: 0, voice: n.voice, sms: n.sms },
+        pool: { ...this.empty().pool, total: n.total, enabled: n.enabled, voice: n.voice, sms: n.sms },
       });
     const loads: Array<[string, number]> = [];
     for (const row of perNumber) {
       loads.push([row.proxy_number_id, row.active]);
-      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      const entry = usage.get(row.provider) ?? this.empty();
       usage.set(row.provider, {
         ...entry,
         activeSessions: entry.activeSessions + row.active,
@@ -87,7 +96,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
       });
     }
     for (const row of perChannels) {
-      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      const entry = usage.get(row.provider) ?? this.empty();
       usage.set(row.provider, { ...entry, activeSessionsByChannels: { ...entry.activeSessionsByChannels, [row.channels]: row.active } });
     }
     this.usage = usage;

@@ -27,10 +27,16 @@ export interface ReservationRequest {
   preferSticky: boolean;
 }
 
-/** No enabled number on the provider can take these two participants. */
+/**
+ * No enabled number on the provider can take these two participants; `quarantined` of them were held by the
+ * quarantine alone (SESSION_NUMBER_QUARANTINE_SECONDS: one of the two had a session there with someone else lately).
+ */
 export class PoolExhaustedError extends Error {
   override name = 'PoolExhaustedError';
-  constructor(readonly provider: string) {
+  constructor(
+    readonly provider: string,
+    readonly quarantined = 0,
+  ) {
     super(`no proxy number on ${provider} is free for these participants`);
   }
 }
@@ -74,6 +80,9 @@ export { RESERVE_SQL } from './session-reservation.repository';
  * loser's insert fails and it picks again. The reservation is a `pending` session, made `active`
  * once the provider has bound the number, or removed if it could not.
  *
+ * A number either participant shared with someone else within SESSION_NUMBER_QUARANTINE_SECONDS is no candidate,
+ * checked in the same statement (SessionReservationRepository), so an old masked number never reaches a stranger.
+ *
  * Fair use: numbers dedicated to the account come first and only ever serve it; on the shared pool
  * the account holds at most SESSION_PARTICIPANT_LIMIT active sessions per participant number,
  * checked inside the reservation and held by a unique index on the limit's slots, so concurrent
@@ -88,6 +97,7 @@ export { RESERVE_SQL } from './session-reservation.repository';
 @Injectable()
 export class SessionAllocator {
   private readonly participantLimit: number;
+  private readonly quarantineSeconds: number;
 
   constructor(
     private readonly reservations: SessionReservationRepository,
@@ -98,7 +108,9 @@ export class SessionAllocator {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.participantLimit = config.sessions.participantLimit;
+    this.quarantineSeconds = config.sessions.numberQuarantineSeconds;
     metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
+    metrics.limits.set({ limit: 'session_number_quarantine_seconds' }, this.quarantineSeconds);
   }
 
   async reserve(request: ReservationRequest): Promise<Session> {
@@ -140,6 +152,7 @@ export class SessionAllocator {
       metadata: request.metadata,
       idempotencyKey: request.idempotencyKey,
       participantLimit: this.participantLimit,
+      quarantineSeconds: this.quarantineSeconds,
       now,
       idleTtlSeconds: request.idleTtlSeconds,
       uniqueName: request.uniqueName,
@@ -150,7 +163,7 @@ export class SessionAllocator {
     if (!result.reserved) {
       if (result.overLimit)
         throw new ParticipantLimitError(request.provider, result.overLimit.number, result.overLimit.held, this.participantLimit);
-      throw new PoolExhaustedError(request.provider);
+      throw new PoolExhaustedError(request.provider, result.quarantined);
     }
     this.pool.noteReserved(result.reserved.proxyNumberId);
     return pendingSession(input, result.reserved);

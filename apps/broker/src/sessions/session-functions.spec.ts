@@ -36,6 +36,7 @@ function input(accountId = ACCOUNT, callbackUrl: string | null = null): Reservat
     metadata: {},
     idempotencyKey: null,
     participantLimit: 3,
+    quarantineSeconds: 86_400,
     now: new Date(),
   };
 }

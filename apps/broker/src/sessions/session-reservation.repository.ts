@@ -11,6 +11,11 @@
  * creates that both saw room for one more take the same slot, and the second one's insert fails
  * (a unique violation, retried by SessionAllocator: it then sees the limit reached).
  *
+ * The quarantine (SESSION_NUMBER_QUARANTINE_SECONDS) is in the same statement: a number either participant shared,
+ * within the quarantine before `now`, with someone other than the other participant is no candidate (each
+ * participant row knows its partner, and its `expires_at` is when the participant left the session), so replicas
+ * cannot race past it. When nothing was reserved the answer says how many numbers the quarantine alone held.
+ *
  * Both the limit and the slot search read only the participant rows' own `account_id` and
  * `shared_slot` (a slot is given exactly when the number was shared at reservation), through the
  * slots' index: no join to sessions or proxy_numbers. The lowest free slot is looked for among 1 and
@@ -38,13 +43,15 @@ import type { Channel } from '../numbers/proxy-number.entity';
  * numbers) with the first participant's most recent number first when asked (`prefer-sticky`), then
  * dedicated numbers, then in load order, and writes the pending session and its two participant rows. When
  * it reserved nothing, its row (if any) names the participant the account holds `$11` shared-pool sessions
- * with. Every time it writes or compares is `$12`, the broker's clock. The function keeps its plans for the
+ * with, and `quarantined` the numbers the quarantine (`$17` seconds back from `$12`) held for these participants. Every
+ * time it writes or compares is `$12`, the broker's clock. The function keeps its plans for the
  * connection's life: a create pays neither parse nor plan for it, and this call is a prepared statement
  * (RESERVE), parsed once per connection too. One statement whatever the number of channels.
  */
 export const RESERVE_SQL = `/* session.reserve */
-  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.inactive_at, r.over_limit_number, r.over_limit_held
-    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) AS r,
+  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.inactive_at, r.over_limit_number, r.over_limit_held,
+         r.quarantined
+    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) AS r,
          (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
 
 const RESERVE = preparedStatement('session.reserve', RESERVE_SQL);
@@ -73,6 +80,8 @@ export interface ReservationInput {
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
   participantLimit: number;
+  /** SESSION_NUMBER_QUARANTINE_SECONDS: how long after a session ends its number and participants meet no one else. */
+  quarantineSeconds: number;
   /** The broker's clock: the session's createdAt, and the moment the pool rule and the limit are read at. */
   now: Date;
   /** Unset: none (likewise below). */
@@ -89,9 +98,10 @@ export interface HeldParticipant {
   held: number;
 }
 
-export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null };
+/** Nothing reserved: whether the participant limit was why, and how many numbers the quarantine alone held. */
+export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null; quarantined: number };
 
-/** Reserved: the first six are set. Refused over the limit: the last two. Nothing free: no row. */
+/** Reserved: the first six are set. Refused: the last three (over the limit, numbers held by the quarantine). Nothing free: no row. */
 interface RawReservation {
   id: string | null;
   proxy_number_id: string;
@@ -101,6 +111,7 @@ interface RawReservation {
   inactive_at: Date;
   over_limit_number: string | null;
   over_limit_held: number | null;
+  quarantined: number | null;
 }
 
 @Injectable()
@@ -126,11 +137,12 @@ export class SessionReservationRepository {
       input.uniqueName ?? null,
       input.interceptUrl ?? null,
       input.preferSticky ?? false,
+      input.quarantineSeconds,
     ]);
     const [row] = rows;
     if (row?.id == null) {
       const overLimit = row?.over_limit_number != null ? { number: row.over_limit_number, held: Number(row.over_limit_held) } : null;
-      return { reserved: null, overLimit };
+      return { reserved: null, overLimit, quarantined: row?.quarantined ?? 0 };
     }
     return {
       reserved: {

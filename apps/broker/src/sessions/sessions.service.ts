@@ -75,6 +75,8 @@ export class SessionsService {
     await this.destinations.assertAllowed(accountId, channels.includes('sms') ? 'sms' : 'voice', participants);
     const attempts: Attempt[] = [];
     let overLimit: ParticipantLimitError | undefined;
+    /** Numbers the quarantine alone kept from these participants, on every provider tried. */
+    let quarantined = 0;
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
       let reservation: Session;
@@ -98,7 +100,8 @@ export class SessionsService {
       } catch (error) {
         if (error instanceof UniqueNameTakenError) throw this.failed(uniqueNameTaken(error));
         if (error instanceof ParticipantLimitError) overLimit = error;
-        else if (!(error instanceof PoolExhaustedError)) throw error;
+        else if (error instanceof PoolExhaustedError) quarantined += error.quarantined;
+        else throw error;
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
@@ -142,7 +145,9 @@ export class SessionsService {
       this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
       throw this.failed(participantLimit(overLimit));
     }
-    throw this.failed(noProvider(attempts));
+    if (quarantined > 0 && attempts.every((a) => a.outcome === 'pool exhausted'))
+      this.metrics.limitRefusals.inc({ limit: 'session_number_quarantine' });
+    throw this.failed(noProvider(attempts, { quarantined, seconds: this.config.sessions.numberQuarantineSeconds }));
   }
 
   /** Counts a create that ended without a session in `broker_sessions_failed_total{reason}` (the problem's type). */
@@ -307,7 +312,7 @@ function participantLimit(error: ParticipantLimitError): ProblemException {
   });
 }
 
-function noProvider(attempts: Attempt[]): ProblemException {
+function noProvider(attempts: Attempt[], quarantine: { quarantined: number; seconds: number }): ProblemException {
   if (attempts.length === 0) {
     return new ProblemException({
       status: 503,
@@ -321,7 +326,11 @@ function noProvider(attempts: Attempt[]): ProblemException {
       status: 503,
       slug: 'pool-exhausted',
       title: 'Proxy number pool exhausted',
-      detail: `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
+      detail:
+        `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.` +
+        (quarantine.quarantined > 0
+          ? ` ${quarantine.quarantined} of them ${quarantine.quarantined === 1 ? 'is' : 'are'} held by the quarantine: one of the two had a session there with someone else in the last ${quarantine.seconds} s (SESSION_NUMBER_QUARANTINE_SECONDS), so that a text to an old masked number reaches no stranger.`
+          : ''),
       extensions: { attempts },
     });
   }

@@ -19,6 +19,7 @@ import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSec
 import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastCheck';
 import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
+import { NumberQuarantine1796190000000 } from './1796190000000-NumberQuarantine';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -41,4 +42,5 @@ export const MIGRATIONS: Function[] = [
   AccountDefaultCountry1796140000000,
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
+  NumberQuarantine1796190000000,
 ];
