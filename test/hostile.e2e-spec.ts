@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The findings of an outside probe (issue #17), each reproduced against the running broker as an
  * attacker would send it, over HTTP only, and each answered as the fix says.
@@ -356,6 +357,7 @@ describe('hostile input against the running broker', () => {
       const reserve = (i: number) => {
         const participants: [string, string] = ['+2348099000004', `+23480300009${String(i).padStart(2, '0')}`];
         return reservations.reserve({
+          sessionId: randomUUID(),
           accountId,
           provider: 'primary',
           channels: ['sms'],

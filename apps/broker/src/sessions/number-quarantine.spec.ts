@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
@@ -33,6 +34,7 @@ describe('the proxy-number quarantine in the reservation (SESSION_NUMBER_QUARANT
   /** A participant number no other test uses. */
   const person = () => `+23480320${String((seq += 1)).padStart(5, '0')}`;
   const input = (accountId: string, participants: [string, string], at: number, extra: Partial<ReservationInput> = {}) => ({
+    sessionId: randomUUID(),
     accountId,
     provider: 'q',
     channels: ['sms' as const],
@@ -65,7 +67,7 @@ describe('the proxy-number quarantine in the reservation (SESSION_NUMBER_QUARANT
     db = await createTestDatabase();
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
     sessions = new PostgresSessionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource);
+    reservations = new SessionReservationRepository(dataSource, outbox);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'a'), ($2, 'b')`, [A, B]);
     for (const number of [N1, N2]) await dataSource.query(`INSERT INTO proxy_numbers (provider, number) VALUES ('q', $1)`, [number]);
   });

@@ -27,6 +27,7 @@ function input(extra: Partial<ReservationInput> = {}): ReservationInput {
   seq += 1;
   const pair: [string, string] = [`+23480310${String(seq * 2).padStart(5, '0')}`, `+23480310${String(seq * 2 + 1).padStart(5, '0')}`];
   return {
+    sessionId: randomUUID(),
     accountId: ACCOUNT,
     provider: 'p',
     channels: ['sms'],
@@ -82,7 +83,7 @@ describe('relay routing and the reservation on the broker’s clock', () => {
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
     sessions = new PostgresSessionRepository(dataSource, outbox);
     interactions = new PostgresInteractionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource);
+    reservations = new SessionReservationRepository(dataSource, outbox);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'a')`, [ACCOUNT]);
     const numbers: Array<[string, string]> = [
       ['+2348000000001', '{voice}'],

@@ -14,7 +14,13 @@ import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, sessionChannels, type CreateSessionDto } from './dto/create-session.dto';
 import { InteractionDto, SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
-import { ParticipantLimitError, PoolExhaustedError, SessionAllocator, UniqueNameTakenError } from './session-allocator';
+import {
+  ParticipantLimitError,
+  PoolExhaustedError,
+  SessionAllocator,
+  UniqueNameTakenError,
+  type ReservationRequest,
+} from './session-allocator';
 import { ended } from './session-expiry';
 import type { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
@@ -79,24 +85,29 @@ export class SessionsService {
     let quarantined = 0;
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
+      const request: ReservationRequest = {
+        accountId,
+        provider,
+        channels,
+        participants,
+        ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
+        idleTtlSeconds: body.idleTtlSeconds ?? null,
+        callbackUrl: body.callbackUrl ?? null,
+        metadata: body.metadata ?? {},
+        idempotencyKey,
+        uniqueName: body.uniqueName ?? null,
+        interceptUrl: body.interceptUrl ?? null,
+        preferSticky: body.numberSelection === 'prefer-sticky',
+      };
+      // The broker is the session store for a vendor that keeps none (docs/design.md#sessions-and-the-pool-rule): nothing to
+      // ask it, no network wait, so the session, its event and its number are one statement and one commit. A probe
+      // session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
+      const keepsSessions = candidate.provider.keepsSessions;
       let reservation: Session;
       try {
-        reservation = await this.timed('reserve', () =>
-          this.allocator.reserve({
-            accountId,
-            provider,
-            channels,
-            participants,
-            ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
-            idleTtlSeconds: body.idleTtlSeconds ?? null,
-            callbackUrl: body.callbackUrl ?? null,
-            metadata: body.metadata ?? {},
-            idempotencyKey,
-            uniqueName: body.uniqueName ?? null,
-            interceptUrl: body.interceptUrl ?? null,
-            preferSticky: body.numberSelection === 'prefer-sticky',
-          }),
-        );
+        reservation = keepsSessions
+          ? await this.timed('reserve', () => this.allocator.reserve(request))
+          : await this.timed('create', () => this.allocator.create(request));
       } catch (error) {
         if (error instanceof UniqueNameTakenError) throw this.failed(uniqueNameTaken(error));
         if (error instanceof ParticipantLimitError) overLimit = error;
@@ -105,12 +116,9 @@ export class SessionsService {
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
-      if (!candidate.provider.keepsSessions) {
-        // The broker is the session store for this vendor (docs/design.md#sessions-and-the-pool-rule): nothing to ask it, no network wait.
-        // A probe session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
-        const session = await this.timed('activate', () => this.activate(reservation, null, work));
+      if (!keepsSessions) {
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session, new Date(this.clock.now()));
+        return SessionDto.from(reservation, new Date(this.clock.now()));
       }
       const bound = await this.timed('bind', () =>
         this.registry.call(provider, 'bind', candidate.probe, (p) =>
@@ -246,7 +254,7 @@ export class SessionsService {
   }
 
   /** Feeds `broker_session_create_step_seconds`: each step's share of a create, in production. */
-  private async timed<T>(step: 'reserve' | 'bind' | 'activate', work: () => Promise<T>): Promise<T> {
+  private async timed<T>(step: 'reserve' | 'bind' | 'activate' | 'create', work: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
       return await work();

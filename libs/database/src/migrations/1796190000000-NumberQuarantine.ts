@@ -65,7 +65,7 @@ export class NumberQuarantine1796190000000 implements MigrationInterface {
  * idx_participant_quarantine per participant) left out of the candidates; each participant row's `partner`
  * written; and `quarantined` in the answer when nothing was reserved. The rest is the function as it was.
  */
-const RESERVE_FUNCTION = `CREATE FUNCTION "broker_reserve_session"(
+export const RESERVE_FUNCTION = `CREATE FUNCTION "broker_reserve_session"(
    p_provider text, p_channels text[], p_numbers text[], p_load_order uuid[], p_account_id uuid, p_participants text[],
    p_callback_url text, p_metadata jsonb, p_ttl_seconds double precision, p_idempotency_key text, p_participant_limit integer,
    p_now timestamptz, p_idle_ttl_seconds integer, p_unique_name text, p_intercept_url text, p_sticky boolean,

@@ -20,6 +20,7 @@ import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastChec
 import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
 import { NumberQuarantine1796190000000 } from './1796190000000-NumberQuarantine';
+import { CreateInOneStatement1796191000000 } from './1796191000000-CreateInOneStatement';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -43,4 +44,5 @@ export const MIGRATIONS: Function[] = [
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
   NumberQuarantine1796190000000,
+  CreateInOneStatement1796191000000,
 ];
