@@ -6,6 +6,7 @@ import { ProxyNumber } from '../numbers/proxy-number.entity';
 import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
 import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
+import { ProxyNumberLoad, ProxyNumberLoadChange } from '../providers/proxy-number-load.entity';
 import { Interaction } from '../relay/interaction.entity';
 import { SessionParticipant } from '../sessions/session-participant.entity';
 import { Session } from '../sessions/session.entity';
@@ -23,5 +24,7 @@ export const ENTITIES: Function[] = [
   BreakerTransitionRecord,
   ProviderStateRecord,
   ClusterLeaseRecord,
+  ProxyNumberLoad,
+  ProxyNumberLoadChange,
   ...NOTIFICATION_ENTITIES,
 ];

@@ -16,7 +16,8 @@ export interface ProviderPoolUsage {
 
 /**
  * Active sessions and pool use per provider, and the load of each proxy number, read from the
- * database every POOL_USAGE_REFRESH_MS (default 5 s) and kept in memory: GET /v1/health/cpaas shows them without touching
+ * database every POOL_USAGE_REFRESH_MS (default 5 s) and kept in memory (counts kept with the sessions, migration
+ * PoolUsageCounts: the read costs the pool's size, not the active sessions): GET /v1/health/cpaas shows them without touching
  * the database, and the allocator orders numbers least loaded first without counting sessions on
  * every create. Between two reads this replica adds its own reservations to the counts.
  */
@@ -37,9 +38,21 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh();
     const every = this.config.sessions.poolUsageRefreshMs;
-    if (every === 0) return;
-    this.timer = setInterval(() => void this.refresh(), every);
+    // Read at start only: the load changes the creates write are still folded into the totals, on the sweeper's
+    // cadence, so they do not pile up (ProviderStateRepository.foldPoolLoad).
+    this.timer =
+      every === 0
+        ? setInterval(() => void this.fold(), this.config.sessions.sweepIntervalMs)
+        : setInterval(() => void this.refresh(), every);
     this.timer.unref();
+  }
+
+  private fold(): Promise<void> {
+    this.refreshing ??= this.repository
+      .foldPoolLoad()
+      .catch((error: unknown) => this.logger.warn(`pool load not folded: ${(error as Error).message}`))
+      .finally(() => (this.refreshing = null));
+    return this.refreshing;
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -21,6 +21,7 @@ import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeli
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
 import { NumberQuarantine1796190000000 } from './1796190000000-NumberQuarantine';
 import { CreateInOneStatement1796191000000 } from './1796191000000-CreateInOneStatement';
+import { PoolUsageCounts1796192000000 } from './1796192000000-PoolUsageCounts';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -45,4 +46,5 @@ export const MIGRATIONS: Function[] = [
   InteractionTextRetention1796161000000,
   NumberQuarantine1796190000000,
   CreateInOneStatement1796191000000,
+  PoolUsageCounts1796192000000,
 ];
