@@ -8,6 +8,7 @@ import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { runCli } from '../apps/cli/src/cli';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
+import { startFaultProxy, type FaultProxy } from './support/fault-proxy';
 
 // Generous bounds for a loaded 2-core CI machine; nothing here asserts a duration.
 jest.setTimeout(60_000);
@@ -240,6 +241,29 @@ describe('operator CLI against the running broker', () => {
     expect(notParticipant.err).toMatch(/not a participant.*\(422 Not a participant\)$/);
   });
 
+  it('shows, sets and turns off the account’s session rescue with its API key', async () => {
+    const as = async (...argv: string[]): Promise<CliResult> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { url: broker.url, apiKey: API_KEY }, { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    expect(await as('rescue', 'show')).toEqual({ code: 0, out: 'rescue  off: sessions stay on their provider until they end', err: '' });
+    expect(await as('rescue', 'set', '300', 'Reply here to keep talking to your driver')).toEqual({
+      code: 0,
+      out: 'rescue  on: sessions move off a provider OPEN for 300 s\nnotice  Reply here to keep talking to your driver',
+      err: '',
+    });
+    const read = await fetch(`${broker.url}/v1/account/rescue`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await read.json()).toEqual({ enabled: true, afterSeconds: 300, notice: 'Reply here to keep talking to your driver' });
+    expect((await as('rescue', 'set', '0')).out).toBe('rescue  on: sessions move off a provider OPEN for 0 s\nnotice  none');
+    // What the CLI can tell is wrong is a usage error; what the broker refuses is its problem, on one line.
+    expect(await as('rescue', 'set', 'soon')).toMatchObject({ code: 2, err: expect.stringContaining('after-seconds is a whole number') });
+    expect(await as('rescue', 'set', '604801')).toMatchObject({ code: 1, err: expect.stringMatching(/^broker: afterSeconds: .*\(400 /) });
+    expect(await as('rescue', 'off', '--json')).toMatchObject({ code: 0, out: expect.stringContaining('"enabled": false') });
+    expect((await cli('rescue', 'show')).code).toBe(2);
+  });
+
   it('runs as `npm run broker -- <command>`, reading BROKER_URL and ADMIN_TOKEN', async () => {
     const result = await new Promise<CliResult>((done, fail) => {
       const child = spawn('npm', ['run', '--silent', 'broker', '--', 'providers', 'list'], {
@@ -257,4 +281,44 @@ describe('operator CLI against the running broker', () => {
     expect(result.out).toMatch(/^PROVIDER\s+STATE/);
     expect(result.out).toMatch(/\nprimary\s+CLOSED\s+enabled/);
   }, 240_000);
+});
+
+describe('operator CLI: text from a provider reaches the terminal without its control characters (issue #29)', () => {
+  let broker: BrokerHarness;
+  let twilio: FaultProxy;
+
+  beforeAll(async () => {
+    // Twilio, as far as the adapter can tell: every request answered 503 with an error text of the vendor's choosing.
+    twilio = await startFaultProxy(() => 'http://127.0.0.1:9');
+    twilio.always({
+      kind: 'answer',
+      status: 503,
+      contentType: 'application/json',
+      body: JSON.stringify({ code: 20500, message: 'internal \u001b[2J\u001b]0;pwned\u0007error \u009b6n\u202eboth' }),
+    });
+    broker = await startBroker({
+      ADMIN_TOKEN,
+      PROVIDERS: `primary=twilio:${twilio.url}`,
+      PUBLIC_URL: 'https://broker.example.com',
+      PROVIDER_PRIMARY_ACCOUNT_SID: `AC${'0123456789abcdef'.repeat(2)}`,
+      PROVIDER_PRIMARY_AUTH_TOKEN: 'fedcba9876543210'.repeat(2),
+    });
+  });
+  afterAll(async () => {
+    await broker?.close();
+    await twilio?.close();
+  });
+
+  it("prints the vendor's error text as one line of plain text", async () => {
+    const err: string[] = [];
+    const code = await runCli(
+      ['numbers', 'import', '--provider', 'primary'],
+      { url: broker.url, adminToken: ADMIN_TOKEN },
+      { stdout: () => undefined, stderr: (t) => err.push(t) },
+    );
+    expect(code).toBe(1);
+    expect(err).toHaveLength(1);
+    expect(err[0]).toContain('internal [2J]0;pwnederror 6nboth');
+    expect(err[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+  });
 });

@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { hashApiKey } from '../apps/broker/src/accounts/api-key-hash';
 import { constructEvent } from '@app/sdk';
 import { EventOutbox, transactionThenWake } from '../apps/broker/src/notifications';
+import { WebhookSecrets } from '../apps/broker/src/notifications/secrets/webhook-secrets';
 import { WebhookReceiver } from '@app/testing';
 import { eventually, freePort } from './support/processes';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
@@ -251,6 +252,64 @@ describe('webhooks over HTTP', () => {
     const set = await api(KEY_B).put('/v1/account/callback-url').send({ callbackUrl: receiver.url }).expect(200);
     expect(set.body).toEqual({ callbackUrl: receiver.url });
     expect((await api(KEY_B).get('/v1/account/webhook-secret').expect(200)).body).toMatchObject({ revealed: true });
+  });
+
+  it("another account naming A's receiver can neither take it down for A nor read A's endpoint state (issue #29)", async () => {
+    // A's receiver checks A's signature and refuses anything else, as a real receiver would.
+    const aReceiver = await WebhookReceiver.start();
+    const accountA = await accountOf(KEY_A);
+    const secrets = broker.app.get(WebhookSecrets);
+    aReceiver.answer = async (req) => {
+      try {
+        constructEvent(req.body, req.headers, await secrets.signingSecrets(accountA));
+        return { status: 204 };
+      } catch {
+        return { status: 401 };
+      }
+    };
+    const BLOCKED = ['down', 'breaker-open'];
+    const create = (key: string, i: number) =>
+      api(key)
+        .post('/v1/sessions')
+        .send({
+          channel: 'sms',
+          participants: [{ number: `+2348035${key === KEY_A ? 1 : 2}0000${i}` }, { number: `+2348036${key === KEY_A ? 1 : 2}0000${i}` }],
+          callbackUrl: aReceiver.url,
+        })
+        .expect(201);
+    try {
+      // Tenant B points 5 sessions at A's receiver: its session.created webhooks are refused 401, B's endpoint goes down.
+      const fromB: string[] = [];
+      for (let i = 0; i < 5; i++) fromB.push((await create(KEY_B, i)).body.id as string);
+      const deliveryOf = async (key: string, session: string): Promise<string | undefined> =>
+        (await api(key).get(`/v1/events?session=${session}`).expect(200)).body.events[0]?.deliveries[0]?.id;
+      await eventually(async () => {
+        const id = await deliveryOf(KEY_B, fromB[0]);
+        // Down after 3 failures in a row; the 5th also opens its per-URL breaker, when all 5 failed before the down state held.
+        return id !== undefined && BLOCKED.includes((await api(KEY_B).get(`/v1/deliveries/${id}`)).body.endpoint?.condition);
+      });
+
+      // A's next session.created goes at once, on its first attempt, and A's endpoint is healthy.
+      const fromA = (await create(KEY_A, 0)).body.id as string;
+      let aDelivery: string | undefined;
+      await eventually(async () => {
+        aDelivery = await deliveryOf(KEY_A, fromA);
+        return aDelivery !== undefined && (await api().get(`/v1/deliveries/${aDelivery}`)).body.status === 'delivered';
+      });
+      const a = await api().get(`/v1/deliveries/${aDelivery}`).expect(200);
+      expect(a.body).toMatchObject({ status: 'delivered', endpoint: { condition: 'healthy', blockedUntil: null, lastError: null } });
+      expect(a.body.attempts).toHaveLength(1);
+
+      // B reads B's own endpoint state for that URL (down, its own 401s), never A's.
+      const b = await api(KEY_B)
+        .get(`/v1/deliveries/${await deliveryOf(KEY_B, fromB[0])}`)
+        .expect(200);
+      expect(b.body.endpoint).toMatchObject({ condition: expect.stringMatching(/^(down|breaker-open)$/), lastError: 'HTTP 401' });
+      expect(b.body.endpoint.blockedUntil).not.toBeNull();
+      expect((await api(KEY_B).get(`/v1/deliveries/${aDelivery}`)).status).toBe(404);
+    } finally {
+      await aReceiver.close();
+    }
   });
 
   it('documents the routes in the OpenAPI document', async () => {

@@ -83,7 +83,8 @@ async function twilioBroker(prism: PrismServer, env: Record<string, string>) {
     (await request(broker.url).get('/v1/health/cpaas').expect(200)).body.providers.find((p: ProviderView) => p.name === name);
   const create = async (): Promise<Session> => {
     const participants = freshPair();
-    const res = await createSession(broker.url, sessionBody(participants)).expect(201);
+    // Both channels: the sessions carry the texts and the bridged calls the breaker learns from.
+    const res = await createSession(broker.url, sessionBody(participants, { channel: undefined, channels: ['voice', 'sms'] })).expect(201);
     return { ...(res.body as Omit<Session, 'pair'>), pair: participants };
   };
   /** Posts a webhook to the primary's routes as Twilio does: form-encoded, signed over PUBLIC_URL + path. */

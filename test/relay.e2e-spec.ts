@@ -136,6 +136,18 @@ describe('relay', () => {
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ status: 403, type: expect.stringContaining('invalid-signature') });
     }
+    // Nor does a crafted Host header move the check onto the route the signature was made for (issue #29):
+    // without PUBLIC_URL the signature is bound to the route the request was routed to, not to a URL rebuilt from Host.
+    const origin = new URL(broker.url).host;
+    for (const host of [`${origin}/v1/providers/primary/inbound/voice#`, `${origin}/v1/providers/primary/inbound/voice?`]) {
+      const res = await request(broker.url)
+        .post('/v1/providers/primary/inbound/sms')
+        .set(forVoice)
+        .set('host', host)
+        .set('content-type', 'application/json')
+        .send(body);
+      expect({ host, status: res.status }).toEqual({ host, status: 403 });
+    }
 
     expect(await simCalls(broker.sim.url, 'primary', 'sms')).toEqual([]);
     expect(await interactions(broker, session.id)).toEqual([]);

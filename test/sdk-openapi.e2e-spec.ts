@@ -36,12 +36,20 @@ const SDK_TYPE_OF: Record<string, string> = {
   DeliveryDto: 'Delivery',
   AttemptDto: 'DeliveryAttempt',
   EndpointStateDto: 'DeliveryEndpointState',
+  DefaultCountryDto: 'AccountDefaultCountry',
+  InterceptUrlDto: 'AccountInterceptUrl',
+  SendMessageDto: 'SendMessageInput',
+  SessionNumberDto: 'SessionNumber',
+  RescueSettingsDto: 'AccountRescue',
+  SetRescueDto: 'SetRescueInput',
 };
 
 /** Schemas the SDK does not mirror, and why. */
 const NOT_THE_SDKS: Record<string, string> = {
   InteractionListDto: 'listInteractions() answers its array',
   SetCallbackUrlDto: 'setCallbackUrl() takes the URL itself',
+  SetDefaultCountryDto: 'setDefaultCountry() takes the country itself',
+  SetInterceptUrlDto: 'setInterceptUrl() takes the URL itself',
   BreakerHistoryDto: 'the history is the ops page and the CLI',
   DisableProviderDto: 'admin API (CLI)',
   NumberImportDto: 'admin API (CLI)',

@@ -334,6 +334,58 @@ describe('seed scenario: primary Twilio, failover Vonage', () => {
     expect(health.body.providers.find((p: { name: string }) => p.name === 'failover').state).toBe('CLOSED');
   });
 
+  it('ties a Vonage leg event to its call only by the signed eventUrl: a completed C1 posted with ?call=C2 settles nothing (issue #29)', async () => {
+    const list = await request(broker.url)
+      .get('/v1/sessions?status=active&limit=100')
+      .set('authorization', `Bearer ${API_KEY}`)
+      .expect(200);
+    const onVonage = (
+      list.body.sessions as Array<{ id: string; provider: string; proxyNumber: string; participants: Array<{ number: string }> }>
+    )
+      .filter((x) => x.provider === 'failover')
+      .slice(-2);
+    const bridge = async (session: (typeof onVonage)[number]) => {
+      const [caller, callee] = session.participants.map((p) => p.number);
+      const uuid = `cccccccc-0000-0000-0000-${hex32().slice(-12)}`;
+      const answer = await vonageSigned('/v1/providers/failover/inbound/voice', {
+        from: caller.slice(1),
+        to: session.proxyNumber.slice(1),
+        uuid,
+        conversation_uuid: `CON-${uuid}`,
+      });
+      expect(answer.status).toBe(200);
+      const eventUrl = new URL((JSON.parse(answer.text) as Array<{ eventUrl: string[] }>)[0].eventUrl[0]);
+      const leg = {
+        from: session.proxyNumber.slice(1),
+        to: callee.slice(1),
+        uuid: `dddddddd-${uuid.slice(9)}`,
+        conversation_uuid: `CON-${uuid}`,
+      };
+      return { uuid, eventUrl, leg, session };
+    };
+    const c1 = await bridge(onVonage[0]);
+    const c2 = await bridge(onVonage[1]);
+    const voiceStatus = async (sessionId: string) =>
+      (await interactions(sessionId)).filter((i) => (i as { channel?: string }).channel === 'voice').map((i) => i.status);
+    const completedC1 = { ...c1.leg, status: 'completed', duration: '42', timestamp: new Date().toISOString() };
+
+    // C1's event, signed by Vonage (the JWT covers the body), sent to C2's call: without C2's tag, or with C1's.
+    const forged = [
+      `${c1.eventUrl.pathname}?call=${c2.uuid}`,
+      `${c1.eventUrl.pathname}?${new URLSearchParams({ ...Object.fromEntries(c1.eventUrl.searchParams), call: c2.uuid })}`,
+    ];
+    for (const path of forged) {
+      const res = await vonageSigned(path, completedC1);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+    }
+    expect((await voiceStatus(c2.session.id)).at(-1)).toBe('bridged');
+
+    // The eventUrl the broker gave Vonage settles the call it names.
+    expect((await vonageSigned(`${c1.eventUrl.pathname}${c1.eventUrl.search}`, completedC1)).status).toBe(200);
+    expect((await voiceStatus(c1.session.id)).at(-1)).toBe('completed');
+    expect((await voiceStatus(c2.session.id)).at(-1)).toBe('bridged');
+  });
+
   it("refuses Vonage webhooks that are not signed for us or not Vonage's shape, relaying nothing", async () => {
     const before = messages.requests.length;
     const body = {

@@ -43,10 +43,12 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-function embeddedUrl(output: string): string {
+/** The embedded server's URL: its address from the start's line (password masked there), its password from the data folder. */
+async function embeddedUrl(output: string, dataDir: string): Promise<string> {
   const match = /at (postgres:\/\/postgres):\*\*\*(@127\.0\.0\.1:\d+\/broker)/.exec(output);
   if (!match) throw new Error(`no database line in:\n${output}`);
-  return `${match[1]}:postgres${match[2]}`;
+  const password = (await readFile(join(dataDir, 'postgres-superuser-password'), 'utf8')).trim();
+  return `${match[1]}:${password}${match[2]}`;
 }
 
 beforeAll(() => buildOnce(), 240_000);
@@ -96,12 +98,14 @@ describe('npm start', () => {
       expect((await fetch(`http://127.0.0.1:${env.PORT}${asset}`)).status).toBe(200);
 
     // A new user can create a session at once: a development key and a seeded pool come with it.
-    const key = /development API key: (sk_dev_\S+)/.exec(output)?.[1];
-    expect(key).toBeDefined();
+    // The start says where the key is, and its first characters, never the whole key (issue #29).
+    const key = (await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim();
+    expect(key).toMatch(/^sk_dev_\S{20,}$/);
+    expect(output).toContain(`development API key ${key.slice(0, 10)}… in ${join(dataDir, 'dev-api-key')}`);
+    expect(output).not.toContain(key);
     // The account line says where the key came from: not BROKER_API_KEY, which is not set.
     expect(output).toContain(`from the development key kept in ${join(dataDir, 'dev-api-key')} (BROKER_API_KEY is not set)`);
     expect(output).not.toContain('from BROKER_API_KEY');
-    expect((await readFile(join(dataDir, 'dev-api-key'), 'utf8')).trim()).toBe(key);
     const created = await fetch(`http://127.0.0.1:${env.PORT}/v1/sessions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -111,8 +115,10 @@ describe('npm start', () => {
     expect(await created.json()).toMatchObject({ provider: 'primary', status: 'active' });
 
     // ... and an admin token, kept beside the key, that the admin API takes.
-    const token = /development admin token: (adm_dev_\S+)/.exec(output)?.[1];
-    expect((await readFile(join(dataDir, 'dev-admin-token'), 'utf8')).trim()).toBe(token);
+    const token = (await readFile(join(dataDir, 'dev-admin-token'), 'utf8')).trim();
+    expect(token).toMatch(/^adm_dev_\S{20,}$/);
+    expect(output).toContain(`development admin token ${token.slice(0, 10)}… in ${join(dataDir, 'dev-admin-token')}`);
+    expect(output).not.toContain(token);
     const providers = await fetch(`http://127.0.0.1:${env.PORT}/v1/admin/providers`, { headers: { authorization: `Bearer ${token}` } });
     expect(providers.status).toBe(200);
 
@@ -162,7 +168,7 @@ describe('npm start', () => {
   it('comes back with its data after a kill -9, stopping the orphaned server', async () => {
     running = startProcess([MAIN], env);
     await eventually(() => ready(Number(env.PORT)));
-    const url = embeddedUrl(running.output());
+    const url = await embeddedUrl(running.output(), dataDir);
     const client = new Client(url);
     await client.connect();
     await client.query('CREATE TABLE survivor (note text)');
@@ -175,7 +181,7 @@ describe('npm start', () => {
     running = startProcess([MAIN], env);
     await eventually(() => ready(Number(env.PORT)));
     expect(running.output()).toMatch(/stopping a PostgreSQL server \(pid \d+\) left running by an earlier process/);
-    const again = new Client(embeddedUrl(running.output()));
+    const again = new Client(await embeddedUrl(running.output(), dataDir));
     await again.connect();
     expect((await again.query('SELECT note FROM survivor')).rows).toEqual([{ note: 'still here' }]);
     await again.end();
@@ -271,6 +277,23 @@ describe('the production entry point', () => {
     expect(running.output().trim()).toBe(
       'session-broker: cannot start: invalid configuration: DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does); PROVIDERS must be set: this entry point starts no simulator (npm start does)',
     );
+  }, 30_000);
+
+  it('refuses a credential published as an example in this repository, in one line naming the variable (issue #29)', async () => {
+    running = startProcess([PRODUCTION_MAIN], {
+      DATABASE_URL: 'postgres://broker:0d4f6c2b9e11@127.0.0.1:9/broker',
+      PROVIDERS: 'primary=sim:http://127.0.0.1:9',
+      SIM_WEBHOOK_SECRET: 'production-entry-test-secret',
+      BROKER_API_KEY: 'dev-key-change-me-0000',
+      ADMIN_TOKEN: 'dev-admin-token-change-me',
+    });
+    expect((await running.exited).code).toBe(1);
+    const output = running.output().trim();
+    expect(output.split('\n')).toHaveLength(1);
+    expect(output).toMatch(
+      /^session-broker: cannot start: invalid configuration: BROKER_API_KEY holds a key published as an example.*; ADMIN_TOKEN is a value published as an example/,
+    );
+    expect(output).not.toContain('change-me');
   }, 30_000);
 
   it('serves with DATABASE_URL and PROVIDERS, and stops on SIGTERM with nothing left open', async () => {

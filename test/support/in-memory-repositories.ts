@@ -4,10 +4,12 @@
  * changes and events kept only when it completes) without PostgreSQL. Time is the `now` they are given.
  */
 import { randomUUID } from 'node:crypto';
+import type { PrecisePageCursor } from '../../apps/broker/src/common/pagination/page-cursor';
 import type { SessionEventInput } from '../../apps/broker/src/notifications';
 import type { Interaction } from '../../apps/broker/src/relay/interaction.entity';
 import type {
   InteractionChange,
+  InteractionOnPage,
   InteractionRepository,
   InteractionTransaction,
   NewInteraction,
@@ -72,6 +74,7 @@ export class InMemorySessionRepository implements SessionRepository {
       endedAt: null,
       idempotencyKey: null,
       releasedAt: null,
+      numberHistory: [],
       ...fields,
     };
     this.sessions.set(session.id, session);
@@ -188,6 +191,17 @@ export class InMemorySessionRepository implements SessionRepository {
       interceptUrl: found.interceptUrl ?? this.accountInterceptUrls.get(found.accountId) ?? null,
     });
   }
+
+  findMovedFrom(provider: string, proxyNumber: string, participant: string, now: Date): Promise<Session | null> {
+    const found = [...this.sessions.values()].find(
+      (s) =>
+        s.numberHistory.some((n) => n.provider === provider && n.proxyNumber === proxyNumber) &&
+        s.participants.includes(participant) &&
+        s.status === 'active' &&
+        s.inactiveAt > now,
+    );
+    return Promise.resolve(copy(found));
+  }
 }
 
 export class InMemoryInteractionRepository implements InteractionRepository {
@@ -232,6 +246,17 @@ export class InMemoryInteractionRepository implements InteractionRepository {
 
   forSession(sessionId: string): Promise<Interaction[]> {
     return Promise.resolve([...this.interactions.values()].filter((i) => i.sessionId === sessionId).map((i) => ({ ...i })));
+  }
+
+  async pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]> {
+    // Dates here hold milliseconds; written as PostgreSQL would, with three more digits.
+    const at = (i: Interaction) => `${i.createdAt.toISOString().slice(0, 23)}000Z`;
+    const key = (position: PrecisePageCursor) => `${position.at} ${position.id}`;
+    return (await this.forSession(sessionId))
+      .map((interaction) => ({ interaction, position: { at: at(interaction), id: interaction.id } }))
+      .sort((a, b) => key(a.position).localeCompare(key(b.position)))
+      .filter((row) => after === undefined || key(row.position) > key(after))
+      .slice(0, limit);
   }
 
   hasRef(provider: string, ref: string): Promise<boolean> {

@@ -3,7 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { PrototypedExpressAdapter } from '@app/http';
+import { RateLimits, requireMetricsToken } from './accounts';
 import { AppModule } from './app.module';
 import type { BrokerConfig } from './config';
 import { AppLogger } from './logging/app-logger';
@@ -32,7 +34,16 @@ export async function createBrokerApp(
   );
   app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
+  // The client address behind a proxy (TRUST_PROXY): `req.ip`, read by common/http/client-address.ts.
+  app.set('trust proxy', config.trustProxy === 0 ? false : config.trustProxy);
   limitSlowClients(app.getHttpServer() as Server, config);
+  // No answer of the API is for a cache to keep (keys, numbers, states); the ops page's files may be.
+  app.use((request: Request, response: Response, next: () => void) => {
+    if (!request.path.startsWith('/ops')) response.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // Before Swagger's routes are added below: they are the app's own, outside Nest's guards.
+  if (config.metricsToken) app.use(['/metrics', '/docs'], requireMetricsToken(config.metricsToken, app.get(RateLimits)));
 
   const openApi = new DocumentBuilder()
     .setTitle('Session Broker')

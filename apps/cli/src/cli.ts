@@ -9,6 +9,7 @@ import { AdminApi } from './admin-api';
 import { COMMANDS, type Command, type CommandOption } from './commands';
 import type { CliEnvironment } from './config';
 import { EXIT } from './exit-codes';
+import { terminalCell, terminalText } from './terminal-text';
 import { UsageError } from './usage-error';
 
 export interface CliIo {
@@ -60,7 +61,7 @@ export function helpText(): string {
     'Options:',
     `  --url <url>            the broker (default: $BROKER_URL, else http://127.0.0.1:$PORT, else ${DEFAULT_BROKER_URL})`,
     "  --admin-token <token>  the broker's ADMIN_TOKEN (default: $ADMIN_TOKEN)",
-    "  --api-key <key>        an account's API key, for the sessions commands (default: $BROKER_API_KEY)",
+    "  --api-key <key>        an account's API key, for the sessions and rescue commands (default: $BROKER_API_KEY)",
     "  --json                 print the API's JSON answer instead of text",
     '  -h, --help             this help',
     '',
@@ -119,13 +120,14 @@ export async function runCli(argv: string[], environment: CliEnvironment, io: Cl
       args,
       options,
       json: values.json ?? false,
-      print: (text) => io.stdout(text),
+      // What the broker sent (a provider's error text, a name) never reaches the terminal as control characters.
+      print: (text) => io.stdout(terminalText(text)),
     });
     return EXIT.ok;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(io, error.message);
     if (error instanceof BrokerApiError) {
-      io.stderr(`broker: ${oneLine(error.detail || error.title)} (${error.status} ${error.title})`);
+      io.stderr(`broker: ${oneLine(error.detail || error.title)} (${error.status} ${oneLine(error.title)})`);
       return EXIT.apiError;
     }
     if (error instanceof BrokerNetworkError || error instanceof BrokerTimeoutError) {
@@ -174,5 +176,5 @@ function usageFailure(io: CliIo, message: string): number {
 }
 
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return terminalCell(text).replace(/\s+/g, ' ').trim();
 }

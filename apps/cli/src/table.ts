@@ -1,8 +1,10 @@
-/** Plain text columns, padded to the widest cell; the last column is never padded. */
+import { terminalCell } from './terminal-text';
+
+/** Plain text columns, padded to the widest cell; the last column is never padded. Cells hold no control characters. */
 export function table(headers: string[], rows: Array<Array<string | number | boolean | null | undefined>>): string {
   const cells = [
     headers,
-    ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === '' ? '-' : String(cell)))),
+    ...rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === '' ? '-' : terminalCell(String(cell))))),
   ];
   const widths = headers.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
   return cells

@@ -8,6 +8,7 @@
  */
 import 'reflect-metadata';
 import { LocalPostgres } from '@app/database';
+import { apiKeyPrefix } from '../../broker/src/accounts/api-key-hash';
 import { createBrokerApp } from '../../broker/src/broker-app';
 import { loadConfigFromEnvironment, type BrokerConfig } from '../../broker/src/config';
 import { AppLogger } from '../../broker/src/logging/app-logger';
@@ -64,8 +65,15 @@ lifecycle.run(async () => {
   if (simulatorUrl)
     logger.log(`CPaaS simulator listening on ${simulatorUrl} (providers: ${config.providers.map((p) => p.name).join(', ')})`);
   logger.log(describeDatabase(config, postgres));
-  if (devKey) logger.log(`development API key: ${devKey.key} (kept in ${devKey.file}; set BROKER_API_KEY to choose your own)`);
-  if (devAdmin) logger.log(`development admin token: ${devAdmin.token} (kept in ${devAdmin.file}; set ADMIN_TOKEN to choose your own)`);
+  // The log is no place for a credential (a terminal's scrollback, a log collector): where it is, and its start.
+  if (devKey)
+    logger.log(
+      `development API key ${apiKeyPrefix(devKey.key)}… in ${devKey.file} (KEY=$(cat ${devKey.file}); set BROKER_API_KEY to choose your own)`,
+    );
+  if (devAdmin)
+    logger.log(
+      `development admin token ${apiKeyPrefix(devAdmin.token)}… in ${devAdmin.file} (ADMIN_TOKEN=$(cat ${devAdmin.file}); set ADMIN_TOKEN to choose your own)`,
+    );
   for (const line of localModeLines(config)) logger.log(line);
 });
 

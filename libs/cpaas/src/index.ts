@@ -2,6 +2,7 @@ export {
   CALL_ANSWERS,
   WEBHOOK_ROUTES,
   providerWebhookUrls,
+  webhookRoutePath,
   type BindProxyRequest,
   type BridgeCallRequest,
   type CallAnswer,
@@ -73,7 +74,12 @@ export { readLimited } from './read-limited';
 export { TWILIO_API_BASE, TwilioProviderAdapter, type TwilioProviderAdapterOptions } from './twilio/twilio-provider.adapter';
 export { TWILIO_OTHER_OUTCOMES, TWILIO_OUTCOMES, twilioOutcome, type TwilioOutcomeRule } from './twilio/twilio-outcomes';
 export { TWILIO_SIGNATURE_HEADER } from './twilio/twilio-webhooks';
-export { VonageProviderAdapter, VONAGE_BRIDGED_CALL_PARAM, type VonageProviderAdapterOptions } from './vonage/vonage-provider.adapter';
+export {
+  VonageProviderAdapter,
+  VONAGE_BRIDGED_CALL_PARAM,
+  VONAGE_BRIDGED_CALL_TAG_PARAM,
+  type VonageProviderAdapterOptions,
+} from './vonage/vonage-provider.adapter';
 export {
   VONAGE_SIGNATURE_TOLERANCE_SEC,
   verifyVonageWebhook,

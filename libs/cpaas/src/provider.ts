@@ -234,8 +234,13 @@ export interface CpaasProvider {
   close(): Promise<void>;
 }
 
+/** The path of a provider's webhook route on the broker, e.g. `/v1/providers/primary/inbound/sms`. */
+export function webhookRoutePath(provider: string, route?: WebhookRoute): string {
+  return `/v1/providers/${encodeURIComponent(provider)}${route ? `/${route}` : ''}`;
+}
+
 /** The broker's own webhook URLs for a provider, as the vendor must call them. */
 export function providerWebhookUrls(publicUrl: string, provider: string): NumberWebhooks & { base: string } {
-  const base = `${publicUrl.replace(/\/+$/, '')}/v1/providers/${encodeURIComponent(provider)}`;
+  const base = `${publicUrl.replace(/\/+$/, '')}${webhookRoutePath(provider)}`;
   return { base, smsUrl: `${base}/inbound/sms`, voiceUrl: `${base}/inbound/voice`, statusCallback: `${base}/status` };
 }

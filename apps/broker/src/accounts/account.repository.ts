@@ -42,28 +42,49 @@ export class AccountRepository {
   }
 
   /**
-   * Makes the account of a configured key (BROKER_API_KEY) unless the key exists; false when it did.
-   * Replicas starting together race here: they serialise on the key's hash.
+   * Makes the account of a configured key (BROKER_API_KEY) unless the key exists, or brings it back if a
+   * start revoked it for being no longer listed. An operator's revocation stands. Replicas starting together
+   * race here: they serialise on the key's hash.
    */
-  ensureConfiguredKey(accountName: string, key: NewApiKey): Promise<boolean> {
+  ensureConfiguredKey(accountName: string, key: NewApiKey): Promise<'created' | 'exists' | 'restored' | 'revoked-by-operator'> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [key.keyHash]);
-      if (await manager.getRepository(ApiKey).exists({ where: { keyHash: key.keyHash } })) return false;
+      const keys = manager.getRepository(ApiKey);
+      const existing = await keys.findOne({ where: { keyHash: key.keyHash } });
+      if (existing?.revokedBy === 'operator') return 'revoked-by-operator';
+      if (existing?.revokedBy === 'removed-from-environment') {
+        await keys.update({ id: existing.id }, { revokedAt: null, revokedBy: null });
+        return 'restored';
+      }
+      if (existing) return 'exists';
       const account = await manager.getRepository(Account).save({ name: accountName, defaultCallbackUrl: null });
-      await manager.getRepository(ApiKey).save({ accountId: account.id, ...key, revokedAt: null });
+      await keys.save({ accountId: account.id, ...key, revokedAt: null, fromEnvironment: true });
       // Nobody is there to see it now: the account reads it once (PUT callback-url, or the reveal).
       await createFirstWebhookSecret(manager, account.id, account.createdAt, false);
-      return true;
+      return 'created';
     });
+  }
+
+  /** Revokes, at `at`, the live keys made from BROKER_API_KEY whose hash it no longer lists; answers their prefixes. */
+  async revokeUnlistedEnvironmentKeys(listed: string[], at: Date): Promise<string[]> {
+    const [rows] = (await this.dataSource.query(
+      `UPDATE api_keys SET revoked_at = $2, revoked_by = 'removed-from-environment'
+        WHERE from_environment AND revoked_at IS NULL AND key_hash <> ALL($1::text[])
+        RETURNING key_prefix`,
+      [listed, at.toISOString()],
+    )) as [Array<{ key_prefix: string }>, number];
+    return rows.map((r) => r.key_prefix);
   }
 
   addKey(accountId: string, key: NewApiKey): Promise<ApiKey> {
     return this.dataSource.getRepository(ApiKey).save({ accountId, ...key, revokedAt: null });
   }
 
-  /** Revokes a live key at `at`; false when there was none. */
+  /** An operator revokes a live key at `at`; false when there was none. */
   async revokeKey(id: string, at: Date): Promise<boolean> {
-    const result = await this.dataSource.getRepository(ApiKey).update({ id, revokedAt: IsNull() }, { revokedAt: at });
+    const result = await this.dataSource
+      .getRepository(ApiKey)
+      .update({ id, revokedAt: IsNull() }, { revokedAt: at, revokedBy: 'operator' });
     return (result.affected ?? 0) > 0;
   }
 

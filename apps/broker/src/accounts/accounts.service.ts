@@ -28,13 +28,23 @@ export class AccountsService implements OnApplicationBootstrap {
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
-  /** BROKER_API_KEY (or npm start's development key): each listed key exists, with an account of its own, from start-up on. */
+  /**
+   * BROKER_API_KEY (or npm start's development key): each listed key exists, with an account of its own, from
+   * start-up on; a key made from it that it no longer lists is revoked (and comes back if listed again), each said
+   * in the log. A key an operator revoked stays revoked, listed or not.
+   */
   async onApplicationBootstrap(): Promise<void> {
     const from = this.config.apiKeysFrom ?? { label: 'BROKER_API_KEY', description: 'BROKER_API_KEY' };
     for (const key of this.config.apiKeys) {
-      const created = await this.accounts.ensureConfiguredKey(`account-${apiKeyPrefix(key)}`, stored(key, from.label));
-      if (created) this.logger.log(`created account and API key ${apiKeyPrefix(key)}… from ${from.description}`);
+      const prefix = apiKeyPrefix(key);
+      const outcome = await this.accounts.ensureConfiguredKey(`account-${prefix}`, stored(key, from.label));
+      if (outcome === 'created') this.logger.log(`created account and API key ${prefix}… from ${from.description}`);
+      if (outcome === 'restored') this.logger.log(`API key ${prefix}… is configured again (${from.description}): it works again`);
+      if (outcome === 'revoked-by-operator')
+        this.logger.warn(`API key ${prefix}… is configured (${from.description}) but was revoked by an operator: it stays revoked`);
     }
+    const revoked = await this.accounts.revokeUnlistedEnvironmentKeys(this.config.apiKeys.map(hashApiKey), new Date(this.clock.now()));
+    for (const prefix of revoked) this.logger.warn(`revoked API key ${prefix}…: no longer configured (${from.description})`);
   }
 
   async authenticate(key: string): Promise<Principal | null> {

@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader } from '../common/http';
-import { ProblemException } from '../common/problem';
+import { READS_BODY_AFTER_AUTHENTICATION, RequestBodyReader, clientAddress } from '../common/http';
+import { PROBLEM_CONTENT_TYPE, ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { AccountsService, type Principal } from './accounts.service';
 import { RateLimits } from './rate-limits';
@@ -19,23 +19,27 @@ function unauthorized(detail: string): ProblemException {
   return new ProblemException({ status: 401, slug: 'unauthorized', title: 'Unauthorized', detail });
 }
 
-/** The connection's own address: a forwarding header is whatever the client wants it to be. */
-function clientAddress(request: Request): string {
-  return request.socket.remoteAddress ?? 'unknown';
-}
-
-/** Refuses, before any key is looked at, an address that sent too many wrong credentials lately. */
-function assertMayTryCredentials(rateLimits: RateLimits, context: ExecutionContext): void {
-  const waitMs = rateLimits.authFailureWait(clientAddress(context.switchToHttp().getRequest<Request>()));
-  if (waitMs === 0) return;
+/**
+ * A wrong API key, admin token or METRICS_TOKEN: 401, or 429 once the client address has sent more wrong
+ * ones than its budget (RATE_LIMIT_AUTH_FAILURES_*). Only failures are throttled: the credential is checked
+ * first, so a valid key or token is never refused here, whoever else shares the address (a load balancer, a NAT).
+ */
+function refuseWrongCredential(rateLimits: RateLimits, request: Request, response: Response, detail: string): ProblemException {
+  const waitMs = rateLimits.noteAuthFailure(clientAddress(request));
+  if (waitMs === 0) return unauthorized(detail);
   const seconds = Math.ceil(waitMs / 1000);
-  context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
-  throw new ProblemException({
+  response.setHeader('Retry-After', String(seconds));
+  return new ProblemException({
     status: 429,
     title: 'Too many wrong credentials',
-    detail: `This address sent more wrong API keys or admin tokens than RATE_LIMIT_AUTH_FAILURES_BURST allows; retry in ${seconds} s.`,
+    detail: `This address sent more wrong API keys or tokens than RATE_LIMIT_AUTH_FAILURES_BURST allows; retry in ${seconds} s.`,
     slug: 'rate-limited',
   });
+}
+
+function sameSecret(given: string, expected: Buffer): boolean {
+  const candidate = Buffer.from(given);
+  return candidate.length === expected.length && timingSafeEqual(candidate, expected);
 }
 
 /** `Authorization: Bearer <api key>`: the request acts for the key's account. Reads the body once the key is accepted. */
@@ -56,12 +60,14 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const key = bearer(request);
     if (!key) throw unauthorized('Send your API key as "Authorization: Bearer <key>".');
-    assertMayTryCredentials(this.rateLimits, context);
     const principal = await this.accounts.authenticate(key);
-    if (!principal) {
-      this.rateLimits.noteAuthFailure(clientAddress(request));
-      throw unauthorized('The API key is unknown or revoked.');
-    }
+    if (!principal)
+      throw refuseWrongCredential(
+        this.rateLimits,
+        request,
+        context.switchToHttp().getResponse<Response>(),
+        'The API key is unknown or revoked.',
+      );
     request.principal = principal;
     const waitMs = this.rateLimits.take(principal.apiKeyId, request.method === 'GET' || request.method === 'HEAD' ? 'reads' : 'creates');
     if (waitMs > 0) {
@@ -105,15 +111,34 @@ export class AdminTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const given = bearer(request);
     if (!given) throw unauthorized('Send the admin token as "Authorization: Bearer <token>".');
-    assertMayTryCredentials(this.rateLimits, context);
-    const candidate = Buffer.from(given);
-    if (candidate.length !== this.token.length || !timingSafeEqual(candidate, this.token)) {
-      this.rateLimits.noteAuthFailure(clientAddress(request));
-      throw unauthorized('The admin token is wrong.');
-    }
+    if (!sameSecret(given, this.token))
+      throw refuseWrongCredential(this.rateLimits, request, context.switchToHttp().getResponse<Response>(), 'The admin token is wrong.');
     await this.body.read(request, context.switchToHttp().getResponse<Response>(), true);
     return true;
   }
+}
+
+/**
+ * METRICS_TOKEN: `/metrics` and the API docs (`/docs`, served by Swagger outside Nest's routing, hence an
+ * Express middleware) answer only `Authorization: Bearer <METRICS_TOKEN>`; wrong ones count as wrong
+ * credentials, as the other tokens' do.
+ */
+export function requireMetricsToken(
+  token: string,
+  rateLimits: RateLimits,
+): (request: Request, response: Response, next: () => void) => void {
+  const expected = Buffer.from(token);
+  return (request, response, next) => {
+    const given = bearer(request);
+    if (given !== undefined && sameSecret(given, expected)) return next();
+    const problem = (
+      given === undefined
+        ? unauthorized('Send METRICS_TOKEN as "Authorization: Bearer <token>".')
+        : refuseWrongCredential(rateLimits, request, response, 'The metrics token is wrong.')
+    ).toProblem();
+    if (problem.status === 401) response.setHeader('WWW-Authenticate', 'Bearer');
+    response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  };
 }
 
 /** The authenticated account of a route guarded by ApiKeyGuard. */

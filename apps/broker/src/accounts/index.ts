@@ -2,4 +2,5 @@ export { Account } from './account.entity';
 export { ApiKey } from './api-key.entity';
 export { AccountsModule } from './accounts.module';
 export { AccountsService, type Principal } from './accounts.service';
-export { AdminTokenGuard, ApiKeyGuard, CurrentPrincipal } from './auth.guards';
+export { AdminTokenGuard, ApiKeyGuard, CurrentPrincipal, requireMetricsToken } from './auth.guards';
+export { RateLimits, TokenBucket, type BucketRule } from './rate-limits';

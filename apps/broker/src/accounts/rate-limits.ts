@@ -2,7 +2,8 @@
  * Rate limits per API key: creates (every request that is not a read) and reads are
  * two token buckets per key, refilled continuously; an empty bucket is a 429 with Retry-After.
  * Wrong credentials (an unknown or revoked API key, a wrong admin token) take a token from a
- * bucket of the client address; while it is empty, that address gets 429 before any key is looked at.
+ * bucket of the client address; while it is empty, that address's wrong credentials get 429 instead of
+ * 401. Only failures are counted and refused: a valid key or token is never refused by this bucket.
  * Kept in this replica's memory, so N replicas allow N times the rate. (@nestjs/throttler counts
  * fixed windows, which lets a client send twice the limit across a window edge; a bucket does not.)
  */
@@ -79,18 +80,15 @@ export class RateLimits {
     return waitMs;
   }
 
-  /** 0 when this client address may try credentials, else the milliseconds until it may (counted as a refusal). */
-  authFailureWait(address: string): number {
+  /**
+   * A wrong API key or admin token from this client address: 0 while the address is within its budget (the
+   * answer is a 401), else the milliseconds until it is again (the answer is a 429, counted as a refusal).
+   */
+  noteAuthFailure(address: string): number {
     const now = this.clock.now();
-    const waitMs = this.buckets.get(`auth:${address}`)?.wait(now) ?? 0;
+    const waitMs = this.bucket(`auth:${address}`, this.rules.authFailures, now).take(now);
     if (waitMs > 0) this.metrics.limitRefusals.inc({ limit: 'rate_limit_auth_failures' });
     return waitMs;
-  }
-
-  /** A wrong API key or admin token from this client address. */
-  noteAuthFailure(address: string): void {
-    const now = this.clock.now();
-    this.bucket(`auth:${address}`, this.rules.authFailures, now).take(now);
   }
 
   private bucket(id: string, rule: BucketRule, now: number): TokenBucket {

@@ -53,6 +53,8 @@ export interface BrokerConfig {
   /** Where `apiKeys` came from, for the keys' label and the start-up line; unset: BROKER_API_KEY. */
   apiKeysFrom?: { label: string; description: string };
   adminToken?: string;
+  /** METRICS_TOKEN: when set, `/metrics` and `/docs` require it as a bearer token. */
+  metricsToken?: string;
   sessions: {
     sweepIntervalMs: number;
     /** 0: read at start only. */
@@ -65,6 +67,13 @@ export interface BrokerConfig {
     participantLimit: number;
     /** SESSION_NUMBER_QUARANTINE_SECONDS: after a session ends, its number and each participant meet no one else for this long; 0: off. */
     numberQuarantineSeconds: number;
+  };
+  /** Session rescue (docs/design.md#session-rescue): the breaker leader's pace and how often it looks. */
+  rescue: {
+    /** RESCUE_MOVES_PER_SECOND: at most this many moves a second, cluster-wide. */
+    movesPerSecond: number;
+    /** RESCUE_CHECK_INTERVAL_MS. */
+    checkIntervalMs: number;
   };
   /** The synchronous question asked before each relay and bridge of a session with an intercept URL. */
   intercept: {
@@ -99,8 +108,16 @@ export interface BrokerConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   logFormat: 'pretty' | 'json';
   requestBodyLimitBytes: number;
-  /** Token buckets per API key, and for wrong credentials per client address (docs/security.md), per replica. */
-  rateLimits: Record<'creates' | 'reads' | 'authFailures', { perSecond: number; burst: number }>;
+  /**
+   * TRUST_PROXY: which proxies' `X-Forwarded-For` names the client (docs/security.md). A hop count (0: none,
+   * the connection is the client), or the addresses and CIDR ranges of the proxies (Express's `trust proxy`).
+   */
+  trustProxy: number | string[];
+  /**
+   * Token buckets per API key, for wrong credentials per client address, and for relays per session
+   * (docs/security.md), per replica.
+   */
+  rateLimits: Record<'creates' | 'reads' | 'authFailures' | 'sessionRelays', { perSecond: number; burst: number }>;
   /** Limits that hold before a request is authenticated (docs/security.md). */
   http: {
     headersTimeoutMs: number;

@@ -145,6 +145,13 @@ export class EnvironmentVariables {
   @MaxLength(512)
   ADMIN_TOKEN?: string;
 
+  /** When set, `/metrics` and the API docs (`/docs`) answer only `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  @MaxLength(512)
+  METRICS_TOKEN?: string;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
@@ -172,6 +179,14 @@ export class EnvironmentVariables {
   @IntVar(1, 100_000)
   SSE_MAX_STREAMS_PER_CLIENT = 10;
 
+  /**
+   * Whose `X-Forwarded-For` to believe for the client address (failure throttle, stream caps): a hop count, or
+   * the proxies' addresses and CIDR ranges. Unset: none; the connection's address is the client. Checked in loadConfig.
+   */
+  @IsOptional()
+  @IsString()
+  TRUST_PROXY?: string;
+
   /** Token bucket per API key for creates (every request that is not a GET): refill per second and burst. Per replica. */
   @NumberVar(0.01, 100_000)
   RATE_LIMIT_CREATES_PER_SECOND = 10;
@@ -192,6 +207,13 @@ export class EnvironmentVariables {
 
   @IntVar(1, 1_000_000)
   RATE_LIMIT_AUTH_FAILURES_BURST = 20;
+
+  /** Token bucket per session for relayed texts and calls: refill per second and burst. Per replica. */
+  @NumberVar(0.001, 100_000)
+  RATE_LIMIT_SESSION_RELAYS_PER_SECOND = 0.5;
+
+  @IntVar(1, 1_000_000)
+  RATE_LIMIT_SESSION_RELAYS_BURST = 30;
 
   /** Active sessions one account may hold for one participant number on the shared pool; 429 beyond. */
   @IntVar(1, 1000)
@@ -221,6 +243,14 @@ export class EnvironmentVariables {
   @MinLength(1)
   @MaxLength(480)
   OUT_OF_SESSION_REPLY = 'reject';
+
+  /** Sessions a session rescue moves per second at most, cluster-wide (the breaker leader moves them): a large pool does not hammer the failover. */
+  @NumberVar(0.01, 1000)
+  RESCUE_MOVES_PER_SECOND = 10;
+
+  /** How often the breaker leader looks for sessions due a rescue (a provider OPEN for an account's afterSeconds). */
+  @IntVar(10, 3_600_000)
+  RESCUE_CHECK_INTERVAL_MS = 1_000;
 
   /** How long the broker waits for an intercept URL's answer before INTERCEPT_ON_ERROR decides. */
   @IntVar(10, 30_000)

@@ -416,3 +416,47 @@ describe('operations settings', () => {
     for (const ms of ['99', '3600001']) expect(() => loadConfig({ METRICS_REFRESH_MS: ms })).toThrow(/METRICS_REFRESH_MS/);
   });
 });
+
+describe('TRUST_PROXY', () => {
+  it('trusts no proxy by default: the connection is the client', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+  });
+
+  it.each([
+    ['1', 1],
+    ['32', 32],
+    ['10.0.0.5', ['10.0.0.5']],
+    ['10.0.0.0/8, 192.168.1.1,::1', ['10.0.0.0/8', '192.168.1.1', '::1']],
+    ['fd00::/8,loopback', ['fd00::/8', 'loopback']],
+  ])('takes %s as a hop count or the proxies’ addresses', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  it.each(['33', 'true', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '10.0.0.1,,10.0.0.2', '-1'])(
+    'refuses %s in one line naming the variable',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^invalid configuration: TRUST_PROXY must be a hop count/);
+    },
+  );
+});
+
+describe('session rescue settings', () => {
+  it('moves at most 10 sessions a second and looks for due rescues every second by default', () => {
+    expect(loadConfig({}).rescue).toEqual({ movesPerSecond: 10, checkIntervalMs: 1_000 });
+  });
+
+  it('takes RESCUE_MOVES_PER_SECOND from 0.01 to 1000 and RESCUE_CHECK_INTERVAL_MS from 10 to 3 600 000', () => {
+    expect(loadConfig({ RESCUE_MOVES_PER_SECOND: '0.01', RESCUE_CHECK_INTERVAL_MS: '10' }).rescue).toEqual({
+      movesPerSecond: 0.01,
+      checkIntervalMs: 10,
+    });
+    expect(loadConfig({ RESCUE_MOVES_PER_SECOND: '1000', RESCUE_CHECK_INTERVAL_MS: '3600000' }).rescue).toEqual({
+      movesPerSecond: 1000,
+      checkIntervalMs: 3_600_000,
+    });
+    for (const rate of ['0', '0.009', '1001', 'fast'])
+      expect(() => loadConfig({ RESCUE_MOVES_PER_SECOND: rate })).toThrow(/RESCUE_MOVES_PER_SECOND must be a number from 0.01 to 1000/);
+    for (const ms of ['9', '3600001', '2.5'])
+      expect(() => loadConfig({ RESCUE_CHECK_INTERVAL_MS: ms })).toThrow(/RESCUE_CHECK_INTERVAL_MS must be an integer from 10 to 3600000/);
+  });
+});

@@ -1,8 +1,10 @@
+import { isIP } from 'node:net';
 import { ADAPTERS, VENDOR_ADAPTERS, readCredentials, type AdapterName } from '@app/cpaas';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import type { BrokerConfig, ProviderConfig } from './broker-config';
 import { EnvironmentVariables } from './env.dto';
+import { publishedExampleProblems } from './published-examples';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -20,13 +22,15 @@ const OPTIONAL = [
   'OPS_WEBHOOK_SECRET',
   'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   'LOG_FORMAT',
+  'TRUST_PROXY',
+  'METRICS_TOKEN',
 ];
 export interface ConfigRuntime {
   terminal?: boolean;
   standalone?: boolean;
 }
 
-const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET'];
+const SECRET = ['DATABASE_URL', 'BROKER_API_KEY', 'ADMIN_TOKEN', 'SIM_WEBHOOK_SECRET', 'OPS_WEBHOOK_SECRET', 'METRICS_TOKEN'];
 
 /**
  * Reads the environment once into a typed config. A bad value throws a ConfigError whose message
@@ -75,6 +79,10 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     problems.push('BREAKER_LEADER_LEASE_MS must be 0 or at least 30');
   if (vars.BREAKER_CLOSED_CHECK_INTERVAL_MS !== 0 && vars.BREAKER_CLOSED_CHECK_INTERVAL_MS < 10)
     problems.push('BREAKER_CLOSED_CHECK_INTERVAL_MS must be 0 (no checks while CLOSED) or at least 10');
+  // A credential anyone can read in this repository is no credential (the all-local mode makes its own).
+  problems.push(...publishedExampleProblems(vars));
+  const trustProxy = parseTrustProxy(vars.TRUST_PROXY);
+  if (trustProxy === null) problems.push(TRUST_PROXY_PROBLEM);
   if (runtime.standalone && !vars.DATABASE_URL)
     problems.push('DATABASE_URL must be set: this entry point starts no PostgreSQL of its own (npm start does)');
   if (runtime.standalone && !vars.PROVIDERS) problems.push('PROVIDERS must be set: this entry point starts no simulator (npm start does)');
@@ -111,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     providerCallTimeoutMs: vars.PROVIDER_CALL_TIMEOUT_MS,
     apiKeys: vars.BROKER_API_KEY ? vars.BROKER_API_KEY.split(',') : [],
     adminToken: vars.ADMIN_TOKEN,
+    metricsToken: vars.METRICS_TOKEN,
     sessions: {
       sweepIntervalMs: vars.SESSION_SWEEP_INTERVAL_MS,
       poolUsageRefreshMs: vars.POOL_USAGE_REFRESH_MS,
@@ -120,6 +129,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       participantLimit: vars.SESSION_PARTICIPANT_LIMIT,
       numberQuarantineSeconds: vars.SESSION_NUMBER_QUARANTINE_SECONDS,
     },
+    rescue: { movesPerSecond: vars.RESCUE_MOVES_PER_SECOND, checkIntervalMs: vars.RESCUE_CHECK_INTERVAL_MS },
     intercept: { timeoutMs: vars.INTERCEPT_TIMEOUT_MS, onError: vars.INTERCEPT_ON_ERROR },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,
@@ -149,10 +159,12 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
     logLevel: vars.LOG_LEVEL,
     logFormat: vars.LOG_FORMAT ?? (runtime.terminal ? 'pretty' : 'json'),
     requestBodyLimitBytes: vars.REQUEST_BODY_LIMIT_BYTES,
+    trustProxy: trustProxy!,
     rateLimits: {
       creates: { perSecond: vars.RATE_LIMIT_CREATES_PER_SECOND, burst: vars.RATE_LIMIT_CREATES_BURST },
       reads: { perSecond: vars.RATE_LIMIT_READS_PER_SECOND, burst: vars.RATE_LIMIT_READS_BURST },
       authFailures: { perSecond: vars.RATE_LIMIT_AUTH_FAILURES_PER_SECOND, burst: vars.RATE_LIMIT_AUTH_FAILURES_BURST },
+      sessionRelays: { perSecond: vars.RATE_LIMIT_SESSION_RELAYS_PER_SECOND, burst: vars.RATE_LIMIT_SESSION_RELAYS_BURST },
     },
     http: {
       headersTimeoutMs: vars.HTTP_HEADERS_TIMEOUT_MS,
@@ -209,6 +221,31 @@ export function parseProviders(value: string): ProviderConfig[] {
   const duplicate = names.find((name, i) => names.indexOf(name) !== i);
   if (duplicate) throw new Error(`PROVIDERS names "${duplicate}" twice`);
   return providers;
+}
+
+const TRUST_PROXY_PROBLEM =
+  'TRUST_PROXY must be a hop count from 0 to 32, or a comma-separated list of proxy addresses and CIDR ranges (or loopback, linklocal, uniquelocal)';
+/** Express's names for address ranges (proxy-addr). */
+const TRUST_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: unset is 0 (no proxy: the connection is the client); null when it is not a valid value. */
+export function parseTrustProxy(value: string | undefined): number | string[] | null {
+  if (value === undefined) return 0;
+  if (/^\d+$/.test(value.trim())) {
+    const hops = Number(value);
+    return hops <= 32 ? hops : null;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  return entries.every(isProxyAddress) ? entries : null;
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (TRUST_PROXY_RANGES.includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 /** The one place the process environment is read. */

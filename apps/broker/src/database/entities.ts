@@ -8,6 +8,7 @@ import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
 import { ProxyNumberLoad, ProxyNumberLoadChange } from '../providers/proxy-number-load.entity';
 import { Interaction } from '../relay/interaction.entity';
+import { SessionMove } from '../rescue/session-move.entity';
 import { SessionParticipant } from '../sessions/session-participant.entity';
 import { Session } from '../sessions/session.entity';
 
@@ -20,6 +21,7 @@ export const ENTITIES: Function[] = [
   Session,
   SessionParticipant,
   Interaction,
+  SessionMove,
   IdempotencyRecord,
   BreakerTransitionRecord,
   ProviderStateRecord,

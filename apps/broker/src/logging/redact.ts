@@ -1,12 +1,50 @@
 /**
- * What may reach a log line from a request or an error: never a secret that arrived in a query
- * string, never the parameters of a failed SQL statement (phone numbers, metadata).
+ * What may reach a log line from a request or an error: only the headers and query parameters known to be
+ * harmless keep their values (an allow-list: a credential under a name nobody thought of, `x-api-key`,
+ * `proxy-authorization`, `?bearer=`, stays out as well), never the parameters of a failed SQL statement
+ * (phone numbers, metadata).
  */
 
-/** Query parameters whose values are secrets whatever route they are sent to. */
-const SECRET_PARAMETER = /key|token|secret|password|passwd|signature|sig$|auth|credential/i;
+/** Request headers logged with their values; any other is logged by name, its value `[REDACTED]`. */
+export const LOGGED_HEADERS: ReadonlySet<string> = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'cache-control',
+  'connection',
+  'content-encoding',
+  'content-length',
+  'content-type',
+  'host',
+  'idempotency-key',
+  'last-event-id',
+  'origin',
+  'traceparent',
+  'tracestate',
+  'user-agent',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'x-request-id',
+]);
 
-/** `path?api_key=...&limit=5` → `path?api_key=[REDACTED]&limit=5`. */
+/** Query parameters the broker's routes take, none a secret; any other is logged by name, its value `[REDACTED]`. */
+export const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+  'call',
+  'channel',
+  'cursor',
+  'limit',
+  'number',
+  'provider',
+  'session',
+  'status',
+  'uniqueName',
+]);
+
+export const REDACTED = '[REDACTED]';
+
+/** `path?api_key=...&limit=5` → `path?api_key=[REDACTED]&limit=5`: only the parameters of the allow-list keep their values. */
 export function redactUrl(url: string | undefined): string | undefined {
   if (url === undefined) return url;
   const mark = url.indexOf('?');
@@ -17,19 +55,27 @@ export function redactUrl(url: string | undefined): string | undefined {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = safeDecode(eq < 0 ? pair : pair.slice(0, eq));
-      return SECRET_PARAMETER.test(name) ? `${eq < 0 ? pair : pair.slice(0, eq)}=[REDACTED]` : pair;
+      return LOGGED_QUERY_PARAMETERS.has(name) || pair === '' ? pair : `${eq < 0 ? pair : pair.slice(0, eq)}=${REDACTED}`;
     })
     .join('&');
   return `${url.slice(0, mark)}?${query}`;
 }
 
+/** The headers of the allow-list with their values, the others by name only. */
+export function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (headers === undefined) return headers;
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, LOGGED_HEADERS.has(name.toLowerCase()) ? value : REDACTED]),
+  );
+}
+
 /**
- * A request as pino-http serializes it, with its URL redacted. Express's parsed `query` is left out: it
- * repeats the URL's parameters, secrets unredacted.
+ * A request as pino-http serializes it, with its URL and headers redacted. Express's parsed `query` is left
+ * out: it repeats the URL's parameters, unredacted.
  */
-export function redactRequest(req: { url?: string; query?: unknown }): Record<string, unknown> {
+export function redactRequest(req: { url?: string; query?: unknown; headers?: Record<string, unknown> }): Record<string, unknown> {
   const { query: _query, ...rest } = req;
-  return { ...rest, url: redactUrl(req.url) };
+  return { ...rest, url: redactUrl(req.url), headers: redactHeaders(req.headers) };
 }
 
 function safeDecode(text: string): string {

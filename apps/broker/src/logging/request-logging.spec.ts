@@ -116,6 +116,42 @@ describe('request logging', () => {
     expect(note).not.toHaveProperty('reqId');
   });
 
+  it('logs the headers and query parameters it knows to be harmless, and only the names of the others (issue #29)', async () => {
+    await request(app.getHttpServer())
+      .get('/example/ok?bearer=q-bearer-secret&limit=5&session_token=q-session&cursor=abc&x=q-unknown')
+      .set('x-api-key', 'h-api-key-secret')
+      .set('proxy-authorization', 'Basic aC1wcm94eS1zZWNyZXQ=')
+      .set('x-auth-token', 'h-auth-token-secret')
+      .set('x-twilio-signature', 'h-twilio-signature')
+      .set('x-custom-thing', 'h-custom')
+      .set('user-agent', 'probe/1.0')
+      .set('x-request-id', 'req-allow')
+      .expect(200);
+    const text = written.join('');
+    for (const secret of [
+      'q-bearer-secret',
+      'q-session',
+      'q-unknown',
+      'h-api-key-secret',
+      'aC1wcm94eS1zZWNyZXQ=',
+      'h-auth-token-secret',
+      'h-twilio-signature',
+      'h-custom',
+    ])
+      expect(text).not.toContain(secret);
+    const [line] = ofRequest('req-allow');
+    expect(line.req?.url).toBe('/example/ok?bearer=[REDACTED]&limit=5&session_token=[REDACTED]&cursor=abc&x=[REDACTED]');
+    expect(line.req?.headers).toMatchObject({
+      'user-agent': 'probe/1.0',
+      'x-request-id': 'req-allow',
+      'x-api-key': '[REDACTED]',
+      'proxy-authorization': '[REDACTED]',
+      'x-auth-token': '[REDACTED]',
+      'x-twilio-signature': '[REDACTED]',
+      'x-custom-thing': '[REDACTED]',
+    });
+  });
+
   it('keeps secrets out of the completion line: the authorization header and a key in the query string', async () => {
     await request(app.getHttpServer())
       .get('/example/ok?api_key=sk_live_secret&limit=5')

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Query, Req, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
 import type { Request } from 'express';
-import { StreamSlots } from '../common/http';
+import { StreamSlots, clientAddress } from '../common/http';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
@@ -50,7 +50,7 @@ export class CpaasHealthController implements OnModuleDestroy {
   @ApiProduces('text/event-stream')
   stream(@Req() request: Request): Observable<MessageEvent> {
     // Capped per address and in total (429 / 503 beyond); the slot is given back when the client goes.
-    const release = this.slots.acquire(request.socket.remoteAddress ?? 'unknown');
+    const release = this.slots.acquire(clientAddress(request));
     const providerEvents = this.breakers.names().map((name) =>
       this.breakers.health$(name).pipe(
         map((health): MessageEvent => ({

@@ -69,6 +69,16 @@ export class InboundController {
         title: 'No active session',
         detail: `${event.from} has no active session on ${event.to}.`,
       });
+    if (answer.kind === 'rate-limited') {
+      const seconds = Math.ceil(answer.retryAfterMs / 1000);
+      res.setHeader('Retry-After', String(seconds));
+      throw new ProblemException({
+        status: 429,
+        slug: 'rate-limited',
+        title: 'Session relay rate reached',
+        detail: `The session on ${event.to} relayed more than RATE_LIMIT_SESSION_RELAYS_BURST allows; not relayed (retry in ${seconds} s).`,
+      });
+    }
     send(res, answer.answer);
   }
 
@@ -105,9 +115,16 @@ export class InboundController {
   }
 }
 
-/** The broker's origin as this request reached it, for a provider that calls it directly (the simulator). */
+/** A Host header that is a host and a port, nothing else (no path, query or fragment to move the URL). */
+const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The broker's origin as this request reached it, for a provider that calls it directly (the simulator).
+ * The Host header is the sender's to choose: one that is not a plain host and port counts for nothing.
+ */
 function ownOrigin(req: Request): string {
-  return `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+  const host = req.get('host');
+  return `${req.protocol}://${host !== undefined && HOST.test(host) ? host : 'localhost'}`;
 }
 
 function send(res: Response, answer: WebhookAnswer): void {

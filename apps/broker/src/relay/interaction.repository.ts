@@ -9,6 +9,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DeliveryWakes, EventOutbox, transactionThenWake, type SessionEventInput, type WakeWarning } from '../notifications';
+import { preciseInstantSql, type PrecisePageCursor } from '../common/pagination/page-cursor';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { Session } from '../sessions/session.entity';
 import { Interaction, type InteractionStatus } from './interaction.entity';
@@ -47,6 +48,12 @@ export interface Recorded {
   readonly repeat: boolean;
 }
 
+/** An interaction of a page, with where it stands in the list's order (what the next page's cursor says). */
+export interface InteractionOnPage {
+  readonly interaction: Interaction;
+  readonly position: PrecisePageCursor;
+}
+
 /** What one transaction can do; its changes and events commit together or not at all. */
 export interface InteractionTransaction {
   /** The interaction the provider knows by `ref` (its message or call id) on `provider`, row-locked; null when none. */
@@ -71,6 +78,8 @@ export abstract class InteractionRepository {
   abstract get(id: string): Promise<Interaction>;
   /** The session's interactions, oldest first. */
   abstract forSession(sessionId: string): Promise<Interaction[]>;
+  /** Up to `limit` of the session's interactions, oldest first, after `after` in that order (a page of the API's list). */
+  abstract pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]>;
   /** Whether an interaction on `provider` is known by this provider message or call id. */
   abstract hasRef(provider: string, ref: string): Promise<boolean>;
   /**
@@ -122,6 +131,13 @@ const RECORD_SQL = `/* interaction.record */
   )
   SELECT id FROM ins`;
 
+/**
+ * The session `s` is on `provider`, or was until a rescue moved it (apps/broker/src/rescue): a status webhook of a
+ * text relayed or a call bridged there before the move still finds its interaction.
+ */
+const ON_PROVIDER = (provider: string) =>
+  `(s.provider = ${provider} OR EXISTS (SELECT 1 FROM session_moves m WHERE m.session_id = s.id AND m.status = 'moved' AND m.from_provider = ${provider}))`;
+
 @Injectable()
 export class PostgresInteractionRepository implements InteractionRepository {
   private readonly logger = new Logger(PostgresInteractionRepository.name);
@@ -146,9 +162,23 @@ export class PostgresInteractionRepository implements InteractionRepository {
     return this.dataSource.getRepository(Interaction).find({ where: { sessionId }, order: { createdAt: 'ASC' } });
   }
 
+  async pageForSession(sessionId: string, after: PrecisePageCursor | undefined, limit: number): Promise<InteractionOnPage[]> {
+    const query = this.dataSource
+      .getRepository(Interaction)
+      .createQueryBuilder('i')
+      .addSelect(preciseInstantSql('i.created_at'), 'position_at')
+      .where('i.session_id = :sessionId', { sessionId })
+      .orderBy('i.created_at', 'ASC')
+      .addOrderBy('i.id', 'ASC')
+      .limit(limit);
+    if (after) query.andWhere('(i.created_at, i.id) > (CAST(:at AS timestamptz), CAST(:id AS uuid))', { at: after.at, id: after.id });
+    const { entities, raw } = await query.getRawAndEntities<{ position_at: string }>();
+    return entities.map((interaction, i) => ({ interaction, position: { at: raw[i].position_at, id: interaction.id } }));
+  }
+
   async hasRef(provider: string, ref: string): Promise<boolean> {
     const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND s.provider = $2 LIMIT 1`,
+      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND ${ON_PROVIDER('$2')} LIMIT 1`,
       [ref, provider],
     );
     return rows.length > 0;
@@ -237,7 +267,7 @@ class PostgresInteractionTransaction implements InteractionTransaction {
       .getRepository(Interaction)
       .createQueryBuilder('i')
       .innerJoin(Session, 's', 's.id = i.sessionId')
-      .where('i.providerRef = :ref AND s.provider = :provider', { ref, provider })
+      .where(`i.providerRef = :ref AND ${ON_PROVIDER(':provider')}`, { ref, provider })
       .setLock('pessimistic_write')
       .getOne();
   }

@@ -11,10 +11,19 @@ import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
   imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule],
-  providers: [RelayService, RelayWorker, MessagesService, { provide: InteractionRepository, useClass: PostgresInteractionRepository }],
+  providers: [
+    RelayService,
+    RelayWorker,
+    MessagesService,
+    SessionRelayLimit,
+    { provide: InteractionRepository, useClass: PostgresInteractionRepository },
+  ],
   controllers: [InboundController, MessagesController],
+  // A session rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
+  exports: [RelayService],
 })
 export class RelayModule {}

@@ -8,9 +8,11 @@ import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../
 import { systemClock } from '@app/clock';
 import { loadConfig } from '../config';
 import type { InterceptClient, InterceptDecision, InterceptQuestion } from '../intercept';
+import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { ProviderRegistry } from '../providers/provider-registry';
 import type { Session } from '../sessions/session.entity';
 import { RelayService } from './relay.service';
+import { SessionRelayLimit } from './session-relay-limit';
 
 const ALICE = '+2348030000001';
 const BOB = '+2348030000002';
@@ -104,12 +106,14 @@ describe('RelayService', () => {
     interactions = new InMemoryInteractionRepository(sessions, new Map([['primary', [PROXY]]]), () => now);
     provider = new ScriptedProvider();
     intercept = new ScriptedIntercept();
+    const config = loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) });
     relay = new RelayService(
       interactions,
       sessions,
-      loadConfig({ RELAY_RETRY_INTERVAL_MS: String(RETRY_MS) }),
+      config,
       provider.registry(),
       intercept.client(),
+      new SessionRelayLimit(config, systemClock, new BrokerMetrics()),
       systemClock,
     );
     session = sessions.addPending({

@@ -260,5 +260,6 @@ export function pendingSession(input: ReservationInput, row: ReservationRow): Se
     endedAt: null,
     releasedAt: null,
     idempotencyKey: input.idempotencyKey,
+    numberHistory: [],
   });
 }

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, Headers, Param, Post, Query, Res, UseGua
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
+import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
@@ -65,7 +66,11 @@ export class SessionsController {
   @Get(':id/interactions')
   @ApiOperation({ summary: 'Calls and messages relayed through the session.' })
   @ApiOkResponse({ type: InteractionListDto })
-  async interactions(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<InteractionListDto> {
-    return { interactions: await this.sessions.interactions(principal.accountId, id) };
+  async interactions(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', sessionId) id: string,
+    @Query() query: CursorPageQueryDto,
+  ): Promise<InteractionListDto> {
+    return this.sessions.interactions(principal.accountId, id, query);
   }
 }

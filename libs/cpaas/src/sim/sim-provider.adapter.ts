@@ -22,6 +22,7 @@ import {
   type WebhookAnswer,
   type WebhookRequest,
   type WebhookVerification,
+  webhookRoutePath,
 } from '../provider';
 import { SIM_VOICE_INSTRUCTION_CONTENT_TYPE, simApiPath, type SimVoiceInstruction } from './sim-protocol';
 import { SIM_SIGNATURE_TOLERANCE_SEC, verifySimSignature } from './sim-signature';
@@ -110,7 +111,9 @@ export class SimProviderAdapter implements CpaasProvider {
   verifyWebhook(req: WebhookRequest): WebhookVerification {
     return verifySimSignature({
       secret: this.options.webhookSecret,
-      target: { provider: this.name, method: req.method, path: new URL(req.url).pathname },
+      // The route the broker routed the request to, not a path read back from a URL (which, without PUBLIC_URL,
+      // is rebuilt from the Host header the sender chose).
+      target: { provider: this.name, method: req.method, path: webhookRoutePath(this.name, req.route) },
       headers: req.headers,
       rawBody: req.rawBody,
       nowMs: this.clock.now(),

@@ -5,6 +5,7 @@
  * session on Vonage needs no call to it. Every webhook is a JWT-signed JSON body (vonage-signature.ts).
  * Like the simulator's adapter, it never throws for what Vonage did.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
@@ -25,6 +26,7 @@ import {
   type WebhookRequest,
   type WebhookVerification,
 } from '../provider';
+import { InvalidWebhookError } from '../errors';
 import { VonageApi } from './vonage-api';
 import { connectNcco, nccoAnswer, talkNcco } from './vonage-ncco';
 import { verifyVonageWebhook, VONAGE_SIGNATURE_TOLERANCE_SEC } from './vonage-signature';
@@ -49,6 +51,12 @@ export interface VonageProviderAdapterOptions {
 
 /** The query parameter of the connect `eventUrl` that ties the bridged leg's events to the inbound call. */
 export const VONAGE_BRIDGED_CALL_PARAM = 'call';
+/**
+ * Beside it, the broker's own tag of that call (an HMAC under the signature secret): Vonage's JWT covers the
+ * body, not the URL, so without it a signed event of one call, posted with another call's id, would settle
+ * that other call.
+ */
+export const VONAGE_BRIDGED_CALL_TAG_PARAM = 'call_tag';
 
 export class VonageProviderAdapter implements CpaasProvider {
   readonly name: string;
@@ -133,7 +141,13 @@ export class VonageProviderAdapter implements CpaasProvider {
     }
     // The bridged leg's events come to the connect eventUrl, which names the inbound call; events
     // without it are the inbound leg's own (the application's event URL): progress only.
-    const inboundCallId = new URL(req.url).searchParams.get(VONAGE_BRIDGED_CALL_PARAM);
+    const query = new URL(req.url).searchParams;
+    const inboundCallId = query.get(VONAGE_BRIDGED_CALL_PARAM);
+    if (inboundCallId !== null && !this.taggedByUs(inboundCallId, query.get(VONAGE_BRIDGED_CALL_TAG_PARAM)))
+      throw new InvalidWebhookError(
+        `${VONAGE_BRIDGED_CALL_PARAM} must name a call this broker bridged, with its tag`,
+        VONAGE_BRIDGED_CALL_PARAM,
+      );
     const { eventId, from, to, at } = event;
     if (!inboundCallId || event.outcome.type === 'progress')
       return { type: 'call.progress', eventId, callId: inboundCallId ?? event.callId, status: event.status, at };
@@ -151,6 +165,7 @@ export class VonageProviderAdapter implements CpaasProvider {
   voiceBridgeInstruction(req: { to: string; callerId: string; callId: string }): WebhookAnswer {
     const eventUrl = new URL(this.webhooks.statusCallback);
     eventUrl.searchParams.set(VONAGE_BRIDGED_CALL_PARAM, req.callId);
+    eventUrl.searchParams.set(VONAGE_BRIDGED_CALL_TAG_PARAM, this.callTag(req.callId));
     return nccoAnswer(connectNcco({ to: req.to, callerId: req.callerId, eventUrl: eventUrl.toString() }));
   }
 
@@ -196,6 +211,17 @@ export class VonageProviderAdapter implements CpaasProvider {
   private pointNumber(number: ProviderNumber): Promise<ProviderResult<void>> {
     const [country, msisdn] = number.id.split(':');
     return this.api.linkNumber({ country, msisdn }, this.webhooks.statusCallback);
+  }
+
+  private callTag(callId: string): string {
+    return createHmac('sha256', this.options.signatureSecret).update(`bridged-call:${callId}`).digest('base64url');
+  }
+
+  private taggedByUs(callId: string, tag: string | null): boolean {
+    if (tag === null) return false;
+    const expected = Buffer.from(this.callTag(callId));
+    const given = Buffer.from(tag);
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {

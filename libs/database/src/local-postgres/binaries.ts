@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { chown, readdir, rm, writeFile } from 'node:fs/promises';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { LocalPostgresError } from './errors';
@@ -26,8 +26,11 @@ export interface RunAs {
   gid?: number;
 }
 
-/** The cluster's superuser; the server listens on 127.0.0.1 only. */
-export const SUPERUSER = { name: 'postgres', password: 'postgres' } as const;
+/**
+ * The cluster's superuser; the server listens on 127.0.0.1 only. Its password is made per data folder
+ * (superuser-password.ts); `legacyPassword` is the one every cluster had before, which a start replaces.
+ */
+export const SUPERUSER = { name: 'postgres', legacyPassword: 'postgres' } as const;
 
 export async function resolveRunAs(): Promise<RunAs> {
   if (userInfo().uid !== 0) return {};
@@ -90,10 +93,12 @@ function majorVersion(binary: string): string {
   return /(\d+)(\.\d+)?/.exec(out)?.[1] ?? 'unknown';
 }
 
-/** A new cluster in `clusterDir`, password-protected, UTF-8 with the C locale. */
-export async function initCluster(binaries: Binaries, clusterDir: string, runAs: RunAs): Promise<void> {
+/** A new cluster in `clusterDir`, protected by `password`, UTF-8 with the C locale. */
+export async function initCluster(binaries: Binaries, clusterDir: string, runAs: RunAs, password: string): Promise<void> {
+  // Read by initdb, running as the server's user: that user's alone, for the moment initdb needs it.
   const pwfile = join(tmpdir(), `session-broker-pw-${process.pid}-${Date.now()}`);
-  await writeFile(pwfile, `${SUPERUSER.password}\n`, { mode: 0o644 });
+  await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+  if (runAs.uid !== undefined) await chown(pwfile, runAs.uid, runAs.gid!);
   try {
     const result = spawnSync(
       binaries.initdb,

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -47,4 +47,44 @@ describe('LocalPostgres', () => {
     expect(await query(next.url, 'SELECT x FROM kept')).toEqual([{ x: 7 }]);
     await next.stop();
   }, 60_000);
+  it('protects a new data folder with a password of its own, kept owner-only, never the old built-in one', async () => {
+    const server = await LocalPostgres.start({ dataDir, database: 'broker', ephemeral: true });
+    try {
+      const file = join(dataDir, 'postgres-superuser-password');
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      const password = (await readFile(file, 'utf8')).trim();
+      expect(password).toMatch(/^[0-9a-f]{48}$/);
+      expect(server.url).toBe(`postgres://postgres:${password}@127.0.0.1:${server.port}/broker`);
+      await expect(query(`postgres://postgres:postgres@127.0.0.1:${server.port}/broker`, 'SELECT 1')).rejects.toMatchObject({
+        code: '28P01',
+      });
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('moves a data folder made with the old built-in password to a password of its own, keeping its data', async () => {
+    // A folder as the previous version left it: the superuser's password `postgres`, no password file.
+    const old = await LocalPostgres.start({ dataDir, database: 'broker' });
+    await query(old.url, "CREATE TABLE kept (x int); INSERT INTO kept VALUES (29); ALTER ROLE postgres PASSWORD 'postgres'");
+    await old.stop();
+    await rm(join(dataDir, 'postgres-superuser-password'));
+
+    const lines: string[] = [];
+    const next = await LocalPostgres.start({ dataDir, database: 'broker', log: (l) => lines.push(l) });
+    try {
+      const password = (await readFile(join(dataDir, 'postgres-superuser-password'), 'utf8')).trim();
+      expect(password).toMatch(/^[0-9a-f]{48}$/);
+      expect(await query(next.url, 'SELECT x FROM kept')).toEqual([{ x: 29 }]);
+      await expect(query(`postgres://postgres:postgres@127.0.0.1:${next.port}/broker`, 'SELECT 1')).rejects.toMatchObject({
+        code: '28P01',
+      });
+    } finally {
+      await next.stop();
+    }
+    // And it starts again with it.
+    const again = await LocalPostgres.start({ dataDir, database: 'broker', ephemeral: true });
+    expect(await query(again.url, 'SELECT x FROM kept')).toEqual([{ x: 29 }]);
+    await again.stop();
+  }, 90_000);
 });

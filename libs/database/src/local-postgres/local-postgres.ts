@@ -14,6 +14,7 @@ import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { SUPERUSER, findBinaries, initCluster, resolveRunAs, type Binaries } from './binaries';
 import { ownedClusterDir, usableDataRoot } from './data-folder';
+import { adoptPassword, superuserPassword, superuserUrl } from './superuser-password';
 import {
   claimCluster,
   crashServer,
@@ -64,18 +65,25 @@ export class LocalPostgres {
     await ownedClusterDir(clusterDir, runAs);
 
     await claimCluster(clusterDir, log);
-    if (!existsSync(join(clusterDir, 'PG_VERSION'))) await initCluster(binaries, clusterDir, runAs);
+    // Written before initdb uses it, so a cluster never exists with a password nobody kept.
+    const password = await superuserPassword(root);
+    if (!existsSync(join(clusterDir, 'PG_VERSION'))) await initCluster(binaries, clusterDir, runAs, password);
     await recordOwner(clusterDir);
 
     const port = options.port || (await unusedPort());
     const child = spawnServer(binaries, clusterDir, port, runAs, options.settings ?? {});
-    const credentials = `${SUPERUSER.name}:${SUPERUSER.password}@127.0.0.1:${port}`;
-    const adminUrl = `postgres://${credentials}/postgres`;
+    const adminUrl = superuserUrl(port, password);
     await waitUntilReady(adminUrl, child, clusterDir);
+    try {
+      await adoptPassword(port, password);
+    } catch (error) {
+      await stopServer(child);
+      throw error;
+    }
     const database = options.database ?? 'postgres';
     if (database !== 'postgres') await ensureDatabase(adminUrl, database);
     return new LocalPostgres(
-      `postgres://${credentials}/${database}`,
+      superuserUrl(port, password, database),
       adminUrl,
       port,
       clusterDir,

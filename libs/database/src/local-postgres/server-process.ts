@@ -123,6 +123,7 @@ export function spawnServer(
   }
 }
 
+/** Until the server answers on `url`: a refused password is an answer too (the caller sorts the password out). */
 export async function waitUntilReady(adminUrl: string, child: ChildProcess, clusterDir: string): Promise<void> {
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
@@ -135,7 +136,8 @@ export async function waitUntilReady(adminUrl: string, child: ChildProcess, clus
       await client.connect();
       await client.query('SELECT 1');
       return;
-    } catch {
+    } catch (error) {
+      if ((error as { code?: string }).code === '28P01') return;
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
         throw new LocalPostgresError(

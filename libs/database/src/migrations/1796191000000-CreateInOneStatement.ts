@@ -16,7 +16,8 @@ const RESERVE_ARGS = `text, text[], text[], uuid[], uuid, text[], text, jsonb, d
  * function does the picking) and the activation's (the event and its delivery commit with the session, or
  * nothing does; the delivery's URL is returned for the caller to wake the workers after the commit). The event's
  * data is the broker's (EventOutbox's ten parameters, in its order) but for the session's proxy number, which only
- * the reservation knows: it is written into `data.session.proxyNumber`. The session's id comes from the broker, so
+ * the reservation knows: it is written into `data.session.proxyNumber` and into the current (last) entry of
+ * `data.session.numberHistory` (left as it is where the data has none). The session's id comes from the broker, so
  * the event's data names it before the statement runs.
  *
  * `broker_reserve_session` takes the session's id and the status to write (`pending` for a create that binds on
@@ -173,7 +174,8 @@ const CREATE_FUNCTION = `CREATE FUNCTION "broker_create_session"(
    IF r.id IS NOT NULL THEN
      target := COALESCE(p_event_callback_url, (SELECT a.default_callback_url FROM accounts a WHERE a.id = p_event_account_id));
      INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at)
-     VALUES (p_event_id, p_event_account_id, p_event_session_id, p_type, jsonb_set(p_data, '{session,proxyNumber}', to_jsonb(r.proxy_number)),
+     VALUES (p_event_id, p_event_account_id, p_event_session_id, p_type, jsonb_set(jsonb_set(p_data, '{session,proxyNumber}', to_jsonb(r.proxy_number)),
+                                                                                   '{session,numberHistory,-1,proxyNumber}', to_jsonb(r.proxy_number)),
              p_created_at);
      IF target IS NOT NULL THEN
        INSERT INTO webhook_deliveries (id, event_id, account_id, kind, url, status, attempts, next_attempt_at, expires_at, created_at, updated_at)

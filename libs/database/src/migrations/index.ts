@@ -19,6 +19,9 @@ import { WebhookSecretAtCreation1796073688584 } from './1796073688584-WebhookSec
 import { ProviderLastCheck1796110000000 } from './1796110000000-ProviderLastCheck';
 import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeliveriesIndex';
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
+import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
+import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
+import { SessionRescue1796180000000 } from './1796180000000-SessionRescue';
 import { NumberQuarantine1796190000000 } from './1796190000000-NumberQuarantine';
 import { CreateInOneStatement1796191000000 } from './1796191000000-CreateInOneStatement';
 import { PoolUsageCounts1796192000000 } from './1796192000000-PoolUsageCounts';
@@ -41,9 +44,12 @@ export const MIGRATIONS: Function[] = [
   ActivateSessionWakeAfterCommit1796101000000,
   ProviderLastCheck1796110000000,
   ConversationSessions1796120000000,
+  WebhookEndpointPerAccount1796130000000,
+  EnvironmentKeys1796130100000,
   AccountDefaultCountry1796140000000,
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
+  SessionRescue1796180000000,
   NumberQuarantine1796190000000,
   CreateInOneStatement1796191000000,
   PoolUsageCounts1796192000000,

@@ -1,4 +1,4 @@
-import { decodePageCursor, encodePageCursor } from './page-cursor';
+import { decodePageCursor, decodePrecisePageCursor, encodePageCursor, encodePrecisePageCursor } from './page-cursor';
 
 const ID = '0b9a4c1e-8f6d-4c3b-9a2e-1f0e2d3c4b5a';
 const forge = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -24,5 +24,14 @@ describe('page cursors', () => {
 
   it('refuses text that is not base64url JSON', () => {
     expect(() => decodePageCursor('not-a-cursor')).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
+  it('keeps a PostgreSQL instant to the microsecond, and refuses one that is not written as such', () => {
+    expect(decodePrecisePageCursor(encodePrecisePageCursor('2030-01-31T23:59:59.999123Z', ID))).toEqual({
+      at: '2030-01-31T23:59:59.999123Z',
+      id: ID,
+    });
+    for (const at of ['2030-01-31T23:59:59.999Z', '2030-02-30T00:00:00.000001Z', "2030-01-31T23:59:59.999123Z' OR 1=1"])
+      expect(() => decodePrecisePageCursor(forge([at, ID]))).toThrow(expect.objectContaining({ status: 400 }));
   });
 });

@@ -42,7 +42,7 @@ export interface DeliveryRecord {
   readonly expiresAt: Date;
   readonly deliveredAt: Date | null;
   readonly givenUpAt: Date | null;
-  /** Null until the worker has worked on the URL. */
+  /** The state of the account's endpoint for this URL; null until the worker has worked on it. */
   readonly endpoint: EndpointRecord | null;
 }
 
@@ -146,7 +146,8 @@ export class WebhookHistoryRepository {
               ep.url AS endpoint_url, ep.blocked_until, ep.down_breaker, ep.url_breaker, ep.last_error AS endpoint_error
          FROM webhook_deliveries d
          JOIN webhook_events ev ON ev.id = d.event_id
-         LEFT JOIN webhook_endpoints ep ON ep.url = d.url
+         -- The endpoint of this account's deliveries to the URL: another account's state for the same URL is not there.
+         LEFT JOIN webhook_endpoints ep ON ep.url = d.url AND ep.account_id = d.account_id
         WHERE d.id = $1 AND d.account_id = $2`,
       [id, accountId],
     );

@@ -5,6 +5,10 @@
  * FOR UPDATE SKIP LOCKED so two replicas never take the same one) and alone sends that endpoint's due
  * deliveries until it has none left, then releases it. A replica that dies holds its endpoints only until
  * their lease runs out; their deliveries were never marked, so the next owner sends them again.
+ *
+ * An endpoint is an (account, URL) pair, the operator's ops URL being the pair with no account: a delivery
+ * belongs to the endpoint of its own `account_id` and `url`, so tenants that name the same URL never share
+ * its state.
  */
 import type { DataSource } from 'typeorm';
 import type { BreakerSnapshot } from '@app/circuit-breaker';
@@ -12,8 +16,15 @@ import type { BreakerSnapshot } from '@app/circuit-breaker';
 /** NOTIFY channel that wakes the workers when a delivery is recorded; the payload is its URL. */
 export const DELIVERY_CHANNEL = 'webhook_delivery';
 
-export interface AcquiredEndpoint {
+/** Whose deliveries to which URL: an account's (accountId) or the operator's ops webhooks (null). */
+export interface EndpointKey {
+  readonly accountId: string | null;
   readonly url: string;
+}
+
+export interface AcquiredEndpoint extends EndpointKey {
+  /** The endpoint row, which the lane writes its state back to. */
+  readonly id: string;
   readonly downBreaker: BreakerSnapshot | null;
   readonly urlBreaker: BreakerSnapshot | null;
   readonly lastError: string | null;
@@ -60,6 +71,17 @@ export interface EndpointWrite {
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+/**
+ * `column` belongs to the account in parameter `param`, or, that parameter being null, to none: two indexable
+ * forms (`IS NOT DISTINCT FROM` would walk every pending row of the URL), the parameter typed in both.
+ */
+function ofAccount(column: string, param: string, accountId: string | null): string {
+  return accountId === null ? `(${param}::uuid IS NULL AND ${column} IS NULL)` : `${column} = ${param}::uuid`;
+}
+
+/** An endpoint row and a delivery (or pending key) of the same endpoint. */
+const SAME_ENDPOINT = (e: string, d: string): string => `${e}.url = ${d}.url AND ${e}.account_id IS NOT DISTINCT FROM ${d}.account_id`;
+
 export class DeliveryStore {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -69,7 +91,7 @@ export class DeliveryStore {
       `UPDATE webhook_deliveries d
           SET status = 'given_up', given_up_at = $1, next_attempt_at = NULL, updated_at = $1
         WHERE d.status = 'pending' AND d.expires_at <= $1
-          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.url = d.url AND e.owner IS NOT NULL AND e.lease_until > $1)`,
+          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ${SAME_ENDPOINT('e', 'd')} AND e.owner IS NOT NULL AND e.lease_until > $1)`,
       [iso(now)],
     )) as [unknown, number];
     return affected;
@@ -82,54 +104,73 @@ export class DeliveryStore {
           SET next_attempt_at = LEAST(e.blocked_until, d.expires_at), updated_at = $1
          FROM webhook_endpoints e
         WHERE e.blocked_until > $1 AND (e.owner IS NULL OR e.lease_until <= $1)
-          AND d.url = e.url AND d.status = 'pending' AND d.expires_at > $1
+          AND ${SAME_ENDPOINT('e', 'd')} AND d.status = 'pending' AND d.expires_at > $1
           AND d.next_attempt_at < LEAST(e.blocked_until, d.expires_at)`,
       [iso(now)],
     );
   }
 
   /**
-   * URLs with a due delivery that nobody is working on and that are not blocked. Walks the distinct URLs
-   * of pending deliveries through the index (one probe per URL), so one endpoint's huge backlog never
-   * hides the others.
+   * Endpoints with a due delivery that nobody is working on and that are not blocked. Walks the distinct
+   * (URL, account) pairs of pending deliveries through the index (one probe per pair: the next account of the
+   * same URL, the URL's ops deliveries, or the next URL), so one endpoint's huge backlog never hides the others.
    */
-  async dueEndpoints(now: number, limit: number): Promise<string[]> {
+  async dueEndpoints(now: number, limit: number): Promise<EndpointKey[]> {
     const rows = (await this.dataSource.query(
-      `WITH RECURSIVE pending_urls(url) AS (
-         (SELECT url FROM webhook_deliveries WHERE status = 'pending' ORDER BY url LIMIT 1)
+      `WITH RECURSIVE pending_keys(url, account_id) AS (
+         (SELECT url, account_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY url, account_id LIMIT 1)
          UNION ALL
-         SELECT (SELECT d.url FROM webhook_deliveries d WHERE d.status = 'pending' AND d.url > p.url ORDER BY d.url LIMIT 1)
-           FROM pending_urls p WHERE p.url IS NOT NULL
+         SELECT n.url, n.account_id FROM pending_keys p CROSS JOIN LATERAL (
+           (SELECT d.url, d.account_id FROM webhook_deliveries d
+             WHERE d.status = 'pending' AND d.url = p.url AND d.account_id > p.account_id ORDER BY d.account_id LIMIT 1)
+           UNION ALL
+           (SELECT d.url, d.account_id FROM webhook_deliveries d
+             WHERE d.status = 'pending' AND p.account_id IS NOT NULL AND d.url = p.url AND d.account_id IS NULL LIMIT 1)
+           UNION ALL
+           (SELECT d.url, d.account_id FROM webhook_deliveries d
+             WHERE d.status = 'pending' AND d.url > p.url ORDER BY d.url, d.account_id LIMIT 1)
+           LIMIT 1
+         ) n
        )
-       SELECT p.url FROM pending_urls p
-        WHERE p.url IS NOT NULL
-          AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.url = p.url AND d.status = 'pending' AND d.next_attempt_at <= $1)
-          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.url = p.url
+       SELECT k.url, k.account_id FROM pending_keys k
+        WHERE (CASE WHEN k.account_id IS NULL
+                 THEN EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.url = k.url AND d.account_id IS NULL
+                               AND d.status = 'pending' AND d.next_attempt_at <= $1)
+                 ELSE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.url = k.url AND d.account_id = k.account_id
+                               AND d.status = 'pending' AND d.next_attempt_at <= $1)
+               END)
+          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ${SAME_ENDPOINT('e', 'k')}
                            AND ((e.owner IS NOT NULL AND e.lease_until > $1) OR e.blocked_until > $1))
         LIMIT $2`,
       [iso(now), limit],
-    )) as Array<{ url: string }>;
-    return rows.map((r) => r.url);
+    )) as Array<{ url: string; account_id: string | null }>;
+    return rows.map((r) => ({ accountId: r.account_id, url: r.url }));
   }
 
   /** Takes ownership of up to `limit` of these endpoints; the ones another replica is taking right now are skipped. */
-  async acquire(urls: string[], owner: string, now: number, leaseUntil: number, limit: number): Promise<AcquiredEndpoint[]> {
+  async acquire(keys: EndpointKey[], owner: string, now: number, leaseUntil: number, limit: number): Promise<AcquiredEndpoint[]> {
+    const pairs = JSON.stringify(keys.map((k) => ({ url: k.url, account_id: k.accountId })));
+    // Either unique index may be the one that already holds the endpoint: any conflict means it exists.
     await this.dataSource.query(
-      `INSERT INTO webhook_endpoints (url, updated_at) SELECT unnest($1::text[]), $2 ON CONFLICT (url) DO NOTHING`,
-      [urls, iso(now)],
+      `INSERT INTO webhook_endpoints (url, account_id, updated_at)
+       SELECT k.url, k.account_id, $2 FROM jsonb_to_recordset($1::jsonb) AS k(url text, account_id uuid)
+       ON CONFLICT DO NOTHING`,
+      [pairs, iso(now)],
     );
     const [rows] = (await this.dataSource.query(
       `UPDATE webhook_endpoints e
           SET owner = $2, lease_until = $3, updated_at = $4
-        WHERE e.url IN (
-          SELECT url FROM webhook_endpoints
-           WHERE url = ANY($1::text[]) AND (owner IS NULL OR lease_until <= $4) AND (blocked_until IS NULL OR blocked_until <= $4)
-           ORDER BY url LIMIT $5
-           FOR UPDATE SKIP LOCKED)
-       RETURNING e.url, e.down_breaker, e.url_breaker, e.last_error, e.last_success_at`,
-      [urls, owner, iso(leaseUntil), iso(now), limit],
+        WHERE e.id IN (
+          SELECT w.id FROM webhook_endpoints w JOIN jsonb_to_recordset($1::jsonb) AS k(url text, account_id uuid) ON ${SAME_ENDPOINT('w', 'k')}
+           WHERE (w.owner IS NULL OR w.lease_until <= $4) AND (w.blocked_until IS NULL OR w.blocked_until <= $4)
+           ORDER BY w.url, w.account_id LIMIT $5
+           FOR UPDATE OF w SKIP LOCKED)
+       RETURNING e.id, e.account_id, e.url, e.down_breaker, e.url_breaker, e.last_error, e.last_success_at`,
+      [pairs, owner, iso(leaseUntil), iso(now), limit],
     )) as [
       Array<{
+        id: string;
+        account_id: string | null;
         url: string;
         down_breaker: BreakerSnapshot | null;
         url_breaker: BreakerSnapshot | null;
@@ -139,6 +180,8 @@ export class DeliveryStore {
       number,
     ];
     return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
       url: r.url,
       downBreaker: r.down_breaker,
       urlBreaker: r.url_breaker,
@@ -151,14 +194,15 @@ export class DeliveryStore {
    * The endpoint's due deliveries, oldest due first, leaving out those the lane already holds. No row
    * locks: only the endpoint's owner reads them, and it marks nothing until the outcome is known.
    */
-  async fetch(url: string, now: number, limit: number, held: string[]): Promise<ClaimedDelivery[]> {
+  async fetch(endpoint: EndpointKey, now: number, limit: number, held: string[]): Promise<ClaimedDelivery[]> {
     const rows = (await this.dataSource.query(
       `SELECT d.id, d.account_id, d.kind, d.attempts, d.expires_at, d.event_id, ev.type, ev.created_at AS event_created_at, ev.data
          FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
-        WHERE d.url = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2 AND d.id <> ALL($4::uuid[])
+        WHERE d.url = $1 AND ${ofAccount('d.account_id', '$5', endpoint.accountId)}
+          AND d.status = 'pending' AND d.next_attempt_at <= $2 AND d.id <> ALL($4::uuid[])
         ORDER BY d.next_attempt_at
         LIMIT $3`,
-      [url, iso(now), limit, held],
+      [endpoint.url, iso(now), limit, held, endpoint.accountId],
     )) as Array<{
       id: string;
       account_id: string | null;
@@ -188,7 +232,7 @@ export class DeliveryStore {
    * too; otherwise the heartbeat does), in one statement.
    */
   async complete(
-    url: string,
+    endpointId: string,
     owner: string,
     outcomes: DeliveryOutcome[],
     endpoint: EndpointWrite | null,
@@ -232,11 +276,11 @@ export class DeliveryStore {
        )
        UPDATE webhook_endpoints SET down_breaker = $5, url_breaker = $6, blocked_until = $7, last_error = $8,
               last_success_at = $9, lease_until = $10, updated_at = $2
-        WHERE url = $3 AND owner = $4 AND $11::boolean`,
+        WHERE id = $3 AND owner = $4 AND $11::boolean`,
       [
         JSON.stringify(records),
         iso(now),
-        url,
+        endpointId,
         owner,
         endpoint && JSON.stringify(endpoint.downBreaker),
         endpoint && JSON.stringify(endpoint.urlBreaker),
@@ -250,22 +294,23 @@ export class DeliveryStore {
   }
 
   /** The endpoint is back: its pending deliveries are due now, whatever their own backoff said. */
-  async releaseBacklog(url: string, now: number, held: string[]): Promise<void> {
+  async releaseBacklog(endpoint: EndpointKey, now: number, held: string[]): Promise<void> {
     await this.dataSource.query(
       `UPDATE webhook_deliveries SET next_attempt_at = $2, updated_at = $2
-        WHERE url = $1 AND status = 'pending' AND next_attempt_at > $2 AND id <> ALL($3::uuid[])`,
-      [url, iso(now), held],
+        WHERE url = $1 AND ${ofAccount('account_id', '$4', endpoint.accountId)}
+          AND status = 'pending' AND next_attempt_at > $2 AND id <> ALL($3::uuid[])`,
+      [endpoint.url, iso(now), held, endpoint.accountId],
     );
   }
 
   /** Gives the endpoint up, with its state, so any replica can take it when it has due work again. */
-  async release(url: string, owner: string, endpoint: EndpointWrite, now: number): Promise<void> {
+  async release(endpointId: string, owner: string, endpoint: EndpointWrite, now: number): Promise<void> {
     await this.dataSource.query(
       `UPDATE webhook_endpoints SET owner = NULL, lease_until = NULL, down_breaker = $3, url_breaker = $4, blocked_until = $5,
               last_error = $6, last_success_at = $7, updated_at = $8
-        WHERE url = $1 AND owner = $2`,
+        WHERE id = $1 AND owner = $2`,
       [
-        url,
+        endpointId,
         owner,
         JSON.stringify(endpoint.downBreaker),
         JSON.stringify(endpoint.urlBreaker),

@@ -279,6 +279,41 @@ describe('DeliveryWorker', () => {
     for (const { deliveryId } of [first, ...waiting]) expect((await delivery(deliveryId)).status).toBe('delivered');
   });
 
+  it('a 2xx ends the down state at once, even one answering an attempt that started before the 3rd failure', async () => {
+    // The first attempt to arrive is held; every other one fails until it is answered: the endpoint goes down
+    // while the first is still out.
+    let answerHeld: (() => void) | null = null;
+    let heldAnswered = false;
+    receiver.answer = () => {
+      if (receiver.received.length === 1)
+        return new Promise((resolve) => (answerHeld = () => ((heldAnswered = true), resolve({ status: 200 }))));
+      return { status: heldAnswered ? 200 : 503 };
+    };
+    // 4 in flight at most, 14 due: most of them are queued in the lane when the endpoint goes down.
+    const w = worker({ maxInFlightPerEndpoint: 4 }, () => 0);
+    const acct = await account();
+    const recorded = [];
+    for (let i = 0; i < 14; i++) recorded.push(await record(acct, receiver.url));
+    await w.runOnce();
+    const downState = async () =>
+      (
+        (await dataSource.query('SELECT down_breaker FROM webhook_endpoints WHERE url = $1', [receiver.url])) as Array<{
+          down_breaker: { state: string } | null;
+        }>
+      )[0]?.down_breaker?.state;
+    while ((await downState()) !== 'OPEN') await new Promise((resolve) => setTimeout(resolve, 10));
+    const beforeAnswer = receiver.received.length;
+    expect(beforeAnswer).toBeLessThan(14);
+
+    // No time passes: the late 2xx alone lets the rest flow (the failed ones and those still waiting).
+    answerHeld!();
+    await w.whenIdle();
+    expect(clock.now()).toBe(T0);
+    for (const { deliveryId } of recorded) expect((await delivery(deliveryId)).status).toBe('delivered');
+    expect(receiver.received.length).toBe(14 + (beforeAnswer - 1));
+    expect(await downState()).toBe('CLOSED');
+  });
+
   it('a URL down for an hour gets an attempt every 5 min (at most 6 with the breaker jitter), never the breaker 8 or 10 min', async () => {
     receiver.answer = () => ({ status: 503 });
     // The largest draw: every wait as long as its jitter allows.
@@ -337,6 +372,72 @@ describe('DeliveryWorker', () => {
     for (const { deliveryId } of [...failing, skipped]) expect((await delivery(deliveryId)).status).toBe('delivered');
   });
 
+  it("keeps each account's endpoint apart: another account failing at the same URL never takes it down", async () => {
+    // Tenant B names tenant A's receiver; the receiver refuses every webhook not meant for A.
+    const a = await account();
+    const b = await account();
+    const [aSecret] = await secrets.signingSecrets(a);
+    receiver.answer = (req) => {
+      try {
+        constructEvent(req.body, req.headers, [aSecret], { now: clock.now() });
+        return { status: 204 };
+      } catch {
+        return { status: 401 };
+      }
+    };
+    const w = worker({}, () => 0);
+    const fromB = [];
+    for (let i = 0; i < 5; i++) fromB.push(await record(b, receiver.url));
+    // B's five attempts fail together: B's endpoint is down.
+    await run(w);
+    const endpoints = (await dataSource.query(
+      `SELECT account_id, down_breaker->>'state' AS down, blocked_until FROM webhook_endpoints WHERE url = $1 ORDER BY account_id = $2`,
+      [receiver.url, b],
+    )) as Array<{ account_id: string; down: string; blocked_until: Date | null }>;
+    expect(endpoints).toEqual([{ account_id: b, down: 'OPEN', blocked_until: new Date(T0 + 5 * MIN) }]);
+
+    // A's event goes at once, and A's endpoint is healthy; B's stays down.
+    const fromA = await record(a, receiver.url);
+    await run(w);
+    expect(await delivery(fromA.deliveryId)).toMatchObject({ status: 'delivered', attempts: 1 });
+    const after = (await dataSource.query(
+      `SELECT account_id, down_breaker->>'state' AS down FROM webhook_endpoints WHERE url = $1 ORDER BY account_id = $2`,
+      [receiver.url, b],
+    )) as Array<{ account_id: string; down: string }>;
+    expect(after).toEqual([
+      { account_id: a, down: 'CLOSED' },
+      { account_id: b, down: 'OPEN' },
+    ]);
+    for (const { deliveryId } of fromB) expect(await delivery(deliveryId)).toMatchObject({ status: 'pending' });
+  });
+
+  it("the operator's ops webhooks to a URL an account also uses have an endpoint of their own", async () => {
+    // The account's callback URL is OPS_WEBHOOK_URL; the receiver takes only the ops events.
+    const acct = await account();
+    const shared = settings.opsWebhookUrl!;
+    receiver.answer = (req) => ({ status: (JSON.parse(req.body) as { type: string }).type === 'provider.state_changed' ? 200 : 503 });
+    const w = worker({}, () => 0);
+    for (let i = 0; i < 3; i++) await record(acct, shared);
+    await run(w);
+    clock.advance(5_000);
+    await run(w);
+    clock.advance(10_000);
+    await run(w);
+    const ops = await transactionThenWake(dataSource, failOnWarning, (manager, wakes) =>
+      outbox.recordOps(manager, { type: 'provider.state_changed', data: { provider: 'primary', from: 'CLOSED', to: 'OPEN' } }, wakes),
+    );
+    await run(w);
+    expect(await delivery(ops!.deliveryId)).toMatchObject({ status: 'delivered' });
+    const rows = (await dataSource.query(
+      `SELECT account_id, down_breaker->>'state' AS down FROM webhook_endpoints WHERE url = $1 ORDER BY account_id NULLS FIRST`,
+      [shared],
+    )) as Array<{ account_id: string | null; down: string }>;
+    expect(rows).toEqual([
+      { account_id: null, down: 'CLOSED' },
+      { account_id: acct, down: 'OPEN' },
+    ]);
+  });
+
   it('gives a webhook up 72 h after it was recorded, and never sends it again', async () => {
     receiver.answer = () => ({ status: 500 });
     const w = worker();
@@ -373,7 +474,7 @@ describe('DeliveryWorker', () => {
     await a.runOnce();
     await b.runOnce();
     await receiver.waitFor(8);
-    expect([...a.activeEndpoints(), ...b.activeEndpoints()]).toEqual([receiver.url]);
+    expect([...a.activeEndpoints(), ...b.activeEndpoints()]).toEqual([{ accountId: acct, url: receiver.url }]);
     while (receiver.received.length < 20 || release.length > 0) {
       if (release.length === 0) await receiver.waitFor(receiver.received.length + 1);
       release.shift()!();
@@ -458,7 +559,7 @@ describe('DeliveryWorker', () => {
     expect(await delivery(deliveryId)).toMatchObject({ status: 'delivered', attempts: 1 });
 
     advanceTo(MIN - 1);
-    expect(w.activeEndpoints()).toEqual([receiver.url]);
+    expect(w.activeEndpoints()).toEqual([{ accountId: acct, url: receiver.url }]);
     advanceTo(MIN);
     await w.whenIdle();
     expect(w.activeEndpoints()).toEqual([]);

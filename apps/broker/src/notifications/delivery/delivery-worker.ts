@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 'rxjs';
 import type { ChannelListener } from '../../database/listen-client';
 import type { Clock } from '@app/clock';
-import { DELIVERY_CHANNEL, type AcquiredEndpoint, type DeliveryStore } from './delivery-store';
+import { DELIVERY_CHANNEL, type AcquiredEndpoint, type DeliveryStore, type EndpointKey } from './delivery-store';
 import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, type LaneSettings } from './endpoint-lane';
 import type { WebhookSender } from './webhook-sender';
 
@@ -42,6 +42,9 @@ export interface DeliveryWorkerDeps {
    */
   readonly scheduler?: SchedulerLike;
 }
+
+/** A lane's name in this replica's map: the same endpoint, the same name. */
+const laneName = (key: EndpointKey): string => `${key.accountId ?? 'ops'} ${key.url}`;
 
 export class DeliveryWorker {
   /** This replica's name in `webhook_endpoints.owner`. */
@@ -113,8 +116,8 @@ export class DeliveryWorker {
   }
 
   /** Endpoints this replica is working on. */
-  activeEndpoints(): string[] {
-    return [...this.lanes.keys()];
+  activeEndpoints(): EndpointKey[] {
+    return [...this.lanes.values()].map((lane) => lane.key);
   }
 
   private async runCycles(): Promise<void> {
@@ -135,7 +138,7 @@ export class DeliveryWorker {
     await this.store.holdBlocked(now);
     const room = MAX_ENDPOINTS_PER_REPLICA - this.lanes.size;
     if (room <= 0) return;
-    const due = (await this.store.dueEndpoints(now, room)).filter((url) => !this.lanes.has(url));
+    const due = (await this.store.dueEndpoints(now, room)).filter((key) => !this.lanes.has(laneName(key)));
     if (due.length === 0 || this.stopped) return;
     const acquired = await this.store.acquire(due, this.owner, now, now + this.deps.settings.leaseMs, room);
     for (const endpoint of acquired) this.startLane(endpoint);
@@ -153,9 +156,10 @@ export class DeliveryWorker {
       logger: this.deps.logger,
       scheduler: this.scheduler,
     });
-    this.lanes.set(endpoint.url, lane);
+    const name = laneName(endpoint);
+    this.lanes.set(name, lane);
     void lane.done.then((end: LaneEnd) => {
-      this.lanes.delete(endpoint.url);
+      this.lanes.delete(name);
       // Something may have been recorded for it while it was finishing; a failed lane waits for the poll.
       if (end === 'idle' && !this.stopped) void this.runOnce();
       this.notifyIfIdle();
@@ -169,11 +173,21 @@ export class DeliveryWorker {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
+  /**
+   * A delivery to `url` was recorded. The NOTIFY names the URL, not whose it is: this replica's lanes for that
+   * URL are poked, and only with none is a cycle run (a steady stream stays one lane's, with no cycle per event).
+   * A delivery for another account's endpoint on a URL a lane here works on waits for the poll, at most
+   * WEBHOOK_POLL_INTERVAL_MS, or for that lane to end.
+   */
   private onRecorded(url: string): void {
     if (this.stopped) return;
-    const lane = this.lanes.get(url);
-    if (lane) lane.poke();
-    else void this.runOnce();
+    let poked = false;
+    for (const lane of this.lanes.values())
+      if (lane.url === url) {
+        lane.poke();
+        poked = true;
+      }
+    if (!poked) void this.runOnce();
   }
 
   private schedulePoll(): void {

@@ -121,6 +121,48 @@ describe('EndpointHealth: the endpoint-down rule and the per-URL breaker', () =>
     expect(h.condition()).toBe('healthy');
   });
 
+  it('leaves the down state at once on a 2xx, even from an attempt that started before the 3rd failure', () => {
+    const clock = new ManualClock(0);
+    const h = health(REFERENCE, clock);
+    // Four attempts in flight while healthy (none a trial); three of them fail: down.
+    const admissions = [0, 1, 2, 3].map((inFlight) => send(h.gate(inFlight)));
+    for (const admission of admissions.slice(0, 3)) h.record(admission, { ok: false, reason: 'HTTP 503' });
+    expect(h.condition()).toBe('down');
+    expect(h.gate(1)).toEqual({ kind: 'blocked', until: 5 * MIN });
+
+    clock.set(40_000);
+    expect(h.record(admissions[3], { ok: true, durationMs: 40_000 })).toBe(true);
+    expect(h.condition()).toBe('healthy');
+    expect(h.blockedUntil()).toBeNull();
+    expect(h.gate(0).kind).toBe('send');
+    expect(h.gate(7).kind).toBe('send');
+    // Fresh counters: it takes 3 new failures in a row to be down again.
+    fail(h, 2);
+    expect(h.condition()).toBe('healthy');
+    fail(h);
+    expect(h.condition()).toBe('down');
+  });
+
+  it('a late 2xx also closes an open per-URL breaker: the endpoint answered', () => {
+    const clock = new ManualClock(0);
+    const h = health(REFERENCE, clock);
+    const admissions = [0, 1, 2, 3, 4, 5].map((inFlight) => send(h.gate(inFlight)));
+    for (const admission of admissions.slice(0, 5)) h.record(admission, { ok: false, reason: 'HTTP 503' });
+    expect(h.condition()).toBe('breaker-open');
+    expect(h.record(admissions[5], { ok: true, durationMs: 10 })).toBe(true);
+    expect(h.condition()).toBe('healthy');
+    expect(h.gate(3).kind).toBe('send');
+  });
+
+  it('a late failure from an attempt that started before the endpoint went down changes nothing', () => {
+    const clock = new ManualClock(0);
+    const h = health(REFERENCE, clock);
+    const admissions = [0, 1, 2, 3].map((inFlight) => send(h.gate(inFlight)));
+    for (const admission of admissions.slice(0, 3)) h.record(admission, { ok: false, reason: 'HTTP 503' });
+    expect(h.record(admissions[3], { ok: false, reason: 'HTTP 503' })).toBe(false);
+    expect(h.gate(0)).toEqual({ kind: 'blocked', until: 5 * MIN });
+  });
+
   it('survives a restart: the state is carried by its snapshots', () => {
     const clock = new ManualClock(0);
     const before = health(REFERENCE, clock);

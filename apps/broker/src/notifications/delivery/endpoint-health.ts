@@ -11,6 +11,9 @@
  *
  * An attempt goes only when both admit it. While either is not CLOSED, one attempt at a time is made (the
  * trial); while either is OPEN before its retry time the endpoint is blocked until the later of the two.
+ * Any 2xx ends both at once ("as soon as it responds 2xx, it leaves the down state"), even one answering an
+ * attempt that started before the failure that took the endpoint down: the breakers themselves ignore an
+ * outcome that is not their trial's, so such a 2xx starts them afresh, CLOSED.
  * Deliveries that meet a blocked endpoint are postponed, never dropped: only the 72 h lifetime ends them.
  */
 import {
@@ -69,18 +72,19 @@ export function endpointPolicies(settings: EndpointHealthSettings): { down: Brea
 }
 
 export class EndpointHealth {
-  private readonly down: CircuitBreaker;
-  private readonly url: CircuitBreaker;
+  private down: CircuitBreaker;
+  private url: CircuitBreaker;
+  private readonly options: { scheduler: SchedulerLike; random: () => number };
 
   constructor(
-    policies: { down: BreakerPolicy; url: BreakerPolicy },
+    private readonly policies: { down: BreakerPolicy; url: BreakerPolicy },
     snapshots: EndpointSnapshots,
     private readonly clock: Clock,
     random: () => number = Math.random,
   ) {
-    const options = { scheduler: clockScheduler(clock), random };
-    this.down = new CircuitBreaker(policies.down, { ...options, ...(snapshots.down ? { snapshot: snapshots.down } : {}) });
-    this.url = new CircuitBreaker(policies.url, { ...options, ...(snapshots.url ? { snapshot: snapshots.url } : {}) });
+    this.options = { scheduler: clockScheduler(clock), random };
+    this.down = new CircuitBreaker(policies.down, { ...this.options, ...(snapshots.down ? { snapshot: snapshots.down } : {}) });
+    this.url = new CircuitBreaker(policies.url, { ...this.options, ...(snapshots.url ? { snapshot: snapshots.url } : {}) });
   }
 
   /** Until when nothing may be sent (epoch ms), or null when something may. */
@@ -119,6 +123,9 @@ export class EndpointHealth {
     if (outcome.ok) {
       this.down.record({ kind: 'success', durationMs: outcome.durationMs, probe: admission.down.probe });
       this.url.record({ kind: 'success', durationMs: outcome.durationMs, probe: admission.url.probe });
+      // A 2xx that was not the trial (its attempt started before the endpoint went down) left them as they were.
+      if (this.down.status().state !== 'CLOSED') this.down = this.restart(this.down, this.policies.down);
+      if (this.url.status().state !== 'CLOSED') this.url = this.restart(this.url, this.policies.url);
     } else {
       this.down.record({ kind: 'failure', reason: outcome.reason, probe: admission.down.probe });
       this.url.record({ kind: 'failure', reason: outcome.reason, probe: admission.url.probe });
@@ -146,6 +153,12 @@ export class EndpointHealth {
   dispose(): void {
     this.down.dispose();
     this.url.dispose();
+  }
+
+  /** A fresh CLOSED breaker in place of `breaker`: what entering CLOSED would leave (fresh counters, no growth). */
+  private restart(breaker: CircuitBreaker, policy: BreakerPolicy): CircuitBreaker {
+    breaker.dispose();
+    return new CircuitBreaker(policy, this.options);
   }
 }
 

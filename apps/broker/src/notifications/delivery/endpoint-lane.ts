@@ -11,7 +11,7 @@
  */
 import type { SchedulerLike, Subscription } from 'rxjs';
 import type { Clock } from '@app/clock';
-import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointWrite } from './delivery-store';
+import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore, AcquiredEndpoint, EndpointKey, EndpointWrite } from './delivery-store';
 import { EndpointHealth, endpointPolicies, type EndpointAdmission, type EndpointHealthSettings } from './endpoint-health';
 import { nextAttemptAt, type RetrySchedule } from './retry-schedule';
 import type { AttemptResult, WebhookSender } from './webhook-sender';
@@ -63,6 +63,9 @@ const FLUSH_DELAY_MS = 10;
 
 export class EndpointLane {
   readonly url: string;
+  /** The endpoint this lane works on: the URL, for one account (or the operator). */
+  readonly key: EndpointKey;
+  private readonly endpointId: string;
   readonly done: Promise<LaneEnd>;
   private resolveDone!: (end: LaneEnd) => void;
   private readonly health: EndpointHealth;
@@ -87,6 +90,8 @@ export class EndpointLane {
   private finished = false;
   private releaseBacklog = false;
   private blockedUntil: number | null = null;
+  /** What the log names the endpoint by: its host (a URL's path or query may carry the receiver's token). */
+  private readonly host: string;
   private lastError: string | null;
   private lastSuccessAt: number | null;
 
@@ -95,6 +100,9 @@ export class EndpointLane {
     private readonly deps: LaneDeps,
   ) {
     this.url = endpoint.url;
+    this.key = { accountId: endpoint.accountId, url: endpoint.url };
+    this.endpointId = endpoint.id;
+    this.host = URL.canParse(endpoint.url) ? new URL(endpoint.url).host : 'an unparsable URL';
     this.lastError = endpoint.lastError;
     this.lastSuccessAt = endpoint.lastSuccessAt;
     this.health = new EndpointHealth(
@@ -206,8 +214,10 @@ export class EndpointLane {
         this.outcomes.push({ id: delivery.id, status: 'pending', nextAttemptAt: next, attempt });
       }
       if (recovered) {
+        // Back to normal (a 2xx, whichever attempt it answered): what the endpoint's block let go is sent again now.
         this.releaseBacklog = true;
         this.exhausted = false;
+        this.blockedUntil = null;
       }
     }
     this.pump();
@@ -229,7 +239,7 @@ export class EndpointLane {
   private async fetch(want: number): Promise<void> {
     const pokes = this.pokes;
     try {
-      const rows = await this.deps.store.fetch(this.url, this.deps.clock.now(), want, [...this.held]);
+      const rows = await this.deps.store.fetch(this.key, this.deps.clock.now(), want, [...this.held]);
       for (const row of rows) {
         this.held.add(row.id);
         this.queue.push(row);
@@ -275,9 +285,9 @@ export class EndpointLane {
   private async flush(batch: DeliveryOutcome[], releaseBacklog: boolean, endpoint: EndpointWrite | null): Promise<void> {
     try {
       const now = this.deps.clock.now();
-      await this.deps.store.complete(this.url, this.deps.owner, batch, endpoint, now, now + this.deps.settings.leaseMs);
+      await this.deps.store.complete(this.endpointId, this.deps.owner, batch, endpoint, now, now + this.deps.settings.leaseMs);
       for (const outcome of batch) this.held.delete(outcome.id);
-      if (releaseBacklog) await this.deps.store.releaseBacklog(this.url, now, [...this.held]);
+      if (releaseBacklog) await this.deps.store.releaseBacklog(this.key, now, [...this.held]);
     } catch (error) {
       // The outcomes are lost, not the deliveries: they are still pending in the database and go again.
       for (const outcome of batch) this.held.delete(outcome.id);
@@ -289,7 +299,7 @@ export class EndpointLane {
   }
 
   private fail(what: string, error: unknown): void {
-    this.deps.logger.warn(`webhooks to ${this.url}: ${what}: ${(error as Error).message}`);
+    this.deps.logger.warn(`webhooks to ${this.host}: ${what}: ${(error as Error).message}`);
     this.failed = true;
     this.stopping = true;
     this.abort.abort();
@@ -318,10 +328,10 @@ export class EndpointLane {
   private async finish(): Promise<void> {
     const end: LaneEnd = this.failed ? 'failed' : this.stopping ? 'stopped' : this.blockedUntil !== null ? 'blocked' : 'idle';
     try {
-      await this.deps.store.release(this.url, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
+      await this.deps.store.release(this.endpointId, this.deps.owner, this.endpointWrite(), this.deps.clock.now());
     } catch (error) {
       this.deps.logger.warn(
-        `webhooks to ${this.url}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
+        `webhooks to ${this.host}: could not release the endpoint (its lease will run out): ${(error as Error).message}`,
       );
     } finally {
       this.health.dispose();

@@ -11,7 +11,8 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'given_up';
 @Entity('webhook_deliveries')
 @Check('chk_webhook_deliveries_status', `"status" IN ('pending', 'delivered', 'given_up')`)
 @Check('chk_webhook_deliveries_kind', `"kind" IN ('account', 'ops')`)
-@Index('idx_webhook_deliveries_due', ['url', 'nextAttemptAt'], { where: `"status" = 'pending'` })
+// An endpoint is (account, URL): its due deliveries are one range of this index, and the due scan walks its pairs.
+@Index('idx_webhook_deliveries_endpoint_due', ['url', 'accountId', 'nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('idx_webhook_deliveries_expiring', ['expiresAt'], { where: `"status" = 'pending'` })
 @Index('idx_webhook_deliveries_event', ['eventId'])
 // The given-up count of /metrics, by kind and last answer, read from the index alone.
@@ -35,7 +36,7 @@ export class WebhookDelivery {
   @Column({ type: 'text' })
   kind: 'account' | 'ops';
 
-  /** The endpoint: each URL has its own in-flight cap, down state and breaker. */
+  /** With `account_id`, the endpoint: each (account, URL) has its own in-flight cap, down state and breaker. */
   @Column({ type: 'text' })
   url: string;
 

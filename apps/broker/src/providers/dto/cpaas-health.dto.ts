@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
+import { decimalInteger } from '../../common/pagination/cursor-page-query.dto';
 import { IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import type { BreakerScope, Leadership } from '../cluster/breaker-leadership';
 import type { ProviderPoolUsage } from '../pool-usage';
@@ -174,6 +175,8 @@ export class BreakerHistoryDto {
   nextCursor: string | null;
 }
 
+const HISTORY_LIMIT_MESSAGE = 'limit must be a whole number from 1 to 500';
+
 export class BreakerHistoryQueryDto {
   @ApiPropertyOptional({ example: 'primary' })
   @IsOptional()
@@ -183,10 +186,10 @@ export class BreakerHistoryQueryDto {
 
   @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
   @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(500)
+  @Transform(decimalInteger)
+  @IsInt({ message: HISTORY_LIMIT_MESSAGE })
+  @Min(1, { message: HISTORY_LIMIT_MESSAGE })
+  @Max(500, { message: HISTORY_LIMIT_MESSAGE })
   limit?: number;
 
   @ApiPropertyOptional()
