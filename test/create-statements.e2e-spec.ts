@@ -5,7 +5,8 @@
  * create answered, off its path.
  */
 import { DataSource } from 'typeorm';
-import { AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
+import request from 'supertest';
+import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
 import { eventually } from './support/processes';
 
@@ -15,6 +16,11 @@ const BREAKER_CHANNELS = ['broker_breaker_outcomes', 'broker_provider_state'];
 interface Statement {
   query: string;
   parameters: unknown[];
+}
+
+/** The name in a statement's leading comment (as `session.reserve`), else its text. */
+function statementName(s: Statement): string {
+  return /^\s*\/\* ([\w.-]+) \*\//.exec(s.query)?.[1] ?? s.query;
 }
 
 /** A replica's outcome batch on its timer: sent after the bind, never awaited by the create. */
@@ -112,6 +118,12 @@ describe('the statements of a create', () => {
     expect(two.during.map((s) => s.query)).toEqual(one.during.map((s) => s.query));
   });
 
+  it('binds between two statements on a provider that keeps sessions: the reservation, then the activation (issue #34)', async () => {
+    await createSession(leader.url, sessionBody(freshPair())).expect(201);
+    const create = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));
+    expect(create.during.map(statementName)).toEqual(['session.reserve', 'session.activate']);
+  });
+
   it('does not read the allowed destinations: the check answers from memory (issue #19)', async () => {
     await createSession(leader.url, sessionBody(freshPair())).expect(201);
     const create = await statementsOf(leader, () => createSession(leader.url, sessionBody(freshPair())).expect(201));
@@ -120,5 +132,84 @@ describe('the statements of a create', () => {
     expect(
       create.during.map((s) => s.query).filter((q) => /allowed_countries|array_agg|DISTINCT number FROM proxy_numbers/i.test(q)),
     ).toEqual([]);
+  });
+});
+
+// Issue #34 item 1: on a provider that keeps no sessions (Twilio here, never called by a create) there is nothing to bind
+// between a reservation and an activation, so a create is one statement and one commit: the session, its number, its
+// participants, its `session.created` event and its delivery. The wake of the delivery workers follows the commit.
+describe('the statements of a create on a provider without sessions of its own', () => {
+  let broker: BrokerHarness;
+  const numbers = ['+2349030000101', '+2349030000102'];
+
+  beforeAll(async () => {
+    broker = await startBroker({
+      ...AUTH_ENV,
+      // Nothing listens there: a create that called the vendor would fail.
+      PROVIDERS: 'primary=twilio:http://127.0.0.1:9',
+      PUBLIC_URL: 'https://broker.example.com',
+      PROVIDER_PRIMARY_ACCOUNT_SID: 'AC' + '0123abcd'.repeat(4),
+      PROVIDER_PRIMARY_AUTH_TOKEN: 'f00dfeed'.repeat(4),
+      BREAKER_HEALTH_INTERVAL_MS: '3600000',
+      BREAKER_CLOSED_CHECK_INTERVAL_MS: '0',
+      POOL_USAGE_REFRESH_MS: '0',
+      SESSION_SWEEP_INTERVAL_MS: '3600000',
+      RELAY_RETRY_INTERVAL_MS: '3600000',
+      WEBHOOK_POLL_INTERVAL_MS: '3600000',
+    });
+    for (const number of numbers)
+      await request(broker.url)
+        .post('/v1/admin/numbers')
+        .set('authorization', `Bearer ${ADMIN_TOKEN}`)
+        .send({ provider: 'primary', number })
+        .expect(201);
+  });
+  afterAll(async () => {
+    await broker?.close();
+  });
+
+  /** A statement named by its leading comment, as every statement on a create's path is. */
+  const named = (name: string) => /^[\w.-]+$/.test(name);
+
+  /** The statements the broker runs while `work` runs, by name. */
+  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+    const seen: string[] = [];
+    const subscribers = broker.app.get(DataSource).subscribers;
+    const listener = { afterQuery: (event: { query: string }) => seen.push(statementName({ query: event.query, parameters: [] })) };
+    subscribers.push(listener as never);
+    try {
+      await work();
+    } finally {
+      subscribers.splice(subscribers.indexOf(listener as never), 1);
+    }
+    return seen;
+  }
+
+  it('is one statement, its event the session as the API answers it; with a callback URL, the wake after it', async () => {
+    await createSession(broker.url, sessionBody(freshPair())).expect(201);
+    let created: { id: string; proxyNumber: string } = { id: '', proxyNumber: '' };
+    expect(
+      await statementsOf(async () => (created = (await createSession(broker.url, sessionBody(freshPair())).expect(201)).body)),
+    ).toEqual(['session.create']);
+    expect(numbers).toContain(created.proxyNumber);
+    const withCallback = sessionBody(freshPair(), { callbackUrl: 'https://receiver.example.com/hook' });
+    // The wake makes the delivery workers run at once (statements of their own, unnamed): the create's are the named ones.
+    expect((await statementsOf(() => createSession(broker.url, withCallback).expect(201))).filter(named)).toEqual([
+      'session.create',
+      'delivery.wake',
+    ]);
+
+    // Committed, and its event is the session as a read answers it.
+    const read = (await request(broker.url).get(`/v1/sessions/${created.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200)).body;
+    const events = (await request(broker.url).get(`/v1/events?session=${created.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200))
+      .body.events as Array<{ type: string; data: { session: unknown } }>;
+    expect(events.map((e) => e.type)).toEqual(['session.created']);
+    expect(events[0].data.session).toEqual(read);
+  });
+
+  it('with an Idempotency-Key: the claim, the create and the answer kept', async () => {
+    const key = `k-${Date.now()}`;
+    const names = await statementsOf(() => createSession(broker.url, sessionBody(freshPair()), API_KEY, key).expect(201));
+    expect(names.filter(named)).toEqual(['idempotency.claim', 'session.create', 'idempotency.store', 'idempotency.settled']);
   });
 });

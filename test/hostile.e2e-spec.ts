@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The findings of an outside probe (issue #17), each reproduced against the running broker as an
  * attacker would send it, over HTTP only, and each answered as the fix says.
@@ -356,6 +357,7 @@ describe('hostile input against the running broker', () => {
       const reserve = (i: number) => {
         const participants: [string, string] = ['+2348099000004', `+23480300009${String(i).padStart(2, '0')}`];
         return reservations.reserve({
+          sessionId: randomUUID(),
           accountId,
           provider: 'primary',
           channels: ['sms'],
@@ -367,6 +369,7 @@ describe('hostile input against the running broker', () => {
           metadata: {},
           idempotencyKey: null,
           participantLimit: 3,
+          quarantineSeconds: 86_400,
           now: new Date(),
         });
       };
@@ -389,7 +392,7 @@ describe('hostile input against the running broker', () => {
       expect(pending).toEqual([]);
       expect(results.filter((r) => r.reserved)).toHaveLength(3);
       for (const refused of results.filter((r) => !r.reserved))
-        expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 } });
+        expect(refused).toEqual({ reserved: null, overLimit: { number: '+2348099000004', held: 3 }, quarantined: 0 });
       for (const r of results) if (r.reserved) await reservations.release(r.reserved.id);
     });
   });

@@ -11,6 +11,7 @@
  */
 import { Client } from 'pg';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
+import { reserveParams } from '../support/reserve-params';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { paced, type PacedResult } from '../support/load';
 import { machineProbe, type ProbeFigures } from '../support/machine-probe';
@@ -150,27 +151,10 @@ export async function connectionCost(url: string, accountId: string, samples = 1
     const client = new Client({ connectionString: url });
     await client.connect();
     for (const into of [cold, warm]) {
-      const pair = ['+447000000001', '+447000000002'];
+      const pair = ['+447000000001', '+447000000002'] as const;
       await client.query('BEGIN');
       const t0 = nowMs();
-      await client.query(RESERVE_SQL, [
-        'primary',
-        ['sms'],
-        pair,
-        [],
-        accountId,
-        pair,
-        null,
-        '{}',
-        3600,
-        null,
-        3,
-        new Date(),
-        null,
-        null,
-        null,
-        false,
-      ]);
+      await client.query(RESERVE_SQL, reserveParams({ provider: 'primary', accountId, participants: pair, participantLimit: 3 }));
       into.push(nowMs() - t0);
       await client.query('ROLLBACK');
     }

@@ -28,7 +28,8 @@
  * slowest requests (`postgresLog`). Or a fresh database on the server of DATABASE_URL (no log read).
  * Prints one JSON object.
  * Usage: npm run bench:sessions [-- --connections=16 --amount=3000 --rounds=3 --numbers=100]
- *        npm run bench:sessions -- --scaling   (only: the allocator's candidate query against active sessions)
+ *        npm run bench:sessions -- --scaling [--scaling-steps=1000,10000,200000]   (only: the create rate through the
+ *          broker, the reservation and the pool-usage refresh at each count of active sessions; candidate-scaling.ts)
  *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
  *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
@@ -57,6 +58,7 @@ import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures
 import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
+import { reserveParams } from '../support/reserve-params';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
@@ -119,24 +121,10 @@ const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
   // The allocator's own statement (one round trip, no explicit transaction), load order empty.
-  const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(RESERVE_SQL, [
-    'primary',
-    ['sms'],
-    [...participants].sort(),
-    [],
-    accountId,
-    participants,
-    null,
-    '{}',
-    3600,
-    null,
-    1000, // SESSION_PARTICIPANT_LIMIT, as the bench starts its brokers (bench/support/stack.ts)
-    new Date(), // the broker's clock; then no idle TTL, unique name, intercept URL or sticky preference
-    null,
-    null,
-    null,
-    false,
-  ]);
+  const reserved = await client.query<{ id: string; proxy_number: string; created_at: Date; expires_at: Date }>(
+    RESERVE_SQL,
+    reserveParams({ provider: 'primary', accountId, participants }),
+  );
   const row = reserved.rows[0];
   const session = {
     id: row.id,
@@ -287,9 +275,35 @@ async function main(): Promise<void> {
 
     if (process.argv.includes('--scaling')) {
       await resetSessions(db.url);
-      const scaling = await withClient(db.url, (client) => candidateScaling(client, accountId));
+      assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
+      await resetSessions(db.url);
+      const steps = (process.argv.find((a) => a.startsWith('--scaling-steps='))?.slice(16) ?? '1000,10000,200000').split(',').map(Number);
+      const startedAt = new Date().toISOString();
+      const load = loadavg();
+      const scaling = await withClient(db.url, (client) =>
+        candidateScaling({
+          client,
+          databaseUrl: db.url,
+          accountId,
+          steps,
+          rounds: numberArg('rounds', 3),
+          amount: numberArg('amount', 1500),
+          creates: (amount) => brokerPhase(broker.url, amount),
+        }),
+      );
       console.log(
-        JSON.stringify({ benchmark: 'sessions --scaling', candidateQuery: scaling, postgres: db.describe, node: process.version }, null, 2),
+        JSON.stringify(
+          {
+            benchmark: 'sessions --scaling',
+            scaling,
+            startedAt,
+            load: { before: load, after: loadavg() },
+            postgres: db.describe,
+            node: process.version,
+          },
+          null,
+          2,
+        ),
       );
       return;
     }

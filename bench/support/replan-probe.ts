@@ -7,6 +7,7 @@
  */
 import { Client } from 'pg';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-reservation.repository';
+import { reserveParams } from './reserve-params';
 import { startBrokerProcess, startDatabase, startSimulatorProcess } from './stack';
 import { median, nowMs, numberArg, round } from './stats';
 
@@ -33,13 +34,13 @@ async function main(): Promise<void> {
     let n = 0;
     const reserve = async (): Promise<number> => {
       n += 1;
-      const pair = [`+234803${String(n * 2).padStart(7, '0')}`, `+234803${String(n * 2 + 1).padStart(7, '0')}`];
+      const pair = [`+234803${String(n * 2).padStart(7, '0')}`, `+234803${String(n * 2 + 1).padStart(7, '0')}`] as const;
       await warm.query('BEGIN');
       const t0 = nowMs();
       await warm.query({
         name: 'reserve',
         text: RESERVE_SQL,
-        values: ['primary', ['sms'], pair, [], accountId, pair, null, '{}', 3600, null, 1000, new Date(), null, null, null, false],
+        values: reserveParams({ provider: 'primary', accountId, participants: pair }),
       });
       const ms = nowMs() - t0;
       await warm.query('COMMIT');

@@ -26,6 +26,7 @@ import { startDatabase } from '../support/stack';
 import { median, numberArg, ratio, round } from '../support/stats';
 import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-reservation.repository';
+import { reserveParams } from '../support/reserve-params';
 
 const ROUNDS = numberArg('rounds', 6);
 const AMOUNT = numberArg('amount', 3000);
@@ -107,24 +108,10 @@ async function seed(url: string, amount: number): Promise<string[]> {
     await spread(amount, clients.length, async (_, worker) => {
       seq += 2;
       const pair: [string, string] = [`+234806${String(seq).padStart(7, '0')}`, `+234806${String(seq + 1).padStart(7, '0')}`];
-      const { rows } = await clients[worker].query<{ id: string | null }>(RESERVE_SQL, [
-        'p',
-        ['sms'],
-        [...pair].sort(),
-        [],
-        ACCOUNT,
-        pair,
-        CALLBACK,
-        '{}',
-        3600,
-        null,
-        1000,
-        new Date(),
-        null,
-        null,
-        null,
-        false,
-      ]);
+      const { rows } = await clients[worker].query<{ id: string | null }>(
+        RESERVE_SQL,
+        reserveParams({ provider: 'p', accountId: ACCOUNT, participants: pair, callbackUrl: CALLBACK }),
+      );
       if (!rows[0]?.id) throw new Error('nothing reserved');
       ids.push(rows[0].id);
     });

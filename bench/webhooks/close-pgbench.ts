@@ -64,7 +64,7 @@ async function main(): Promise<void> {
       // Active sessions with a participant pair each, as reservations leave them (the reservation's own function).
       await c.query(
         `SELECT broker_reserve_session('p', '{sms}', ARRAY[a, b], ARRAY[]::uuid[], $1::uuid, ARRAY[a, b], NULL, '{}', 3600, NULL, 1000,
-                                         now(), NULL, NULL, NULL, false)
+                                         now(), NULL, NULL, NULL, false, 86400, gen_random_uuid(), 'pending')
            FROM (SELECT '+234807' || lpad((2 * n)::text, 7, '0') AS a, '+234807' || lpad((2 * n + 1)::text, 7, '0') AS b
                    FROM generate_series(1, $2::int) n) p`,
         [ACCOUNT, SESSIONS],

@@ -12,7 +12,7 @@ export interface Participant {
 /** Why a session expired: its `expiresAt` (ttlSeconds), or `idleTtlSeconds` without an interaction. */
 export type ExpiredReason = 'ttl' | 'idle';
 
-/** `prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule allows. */
+/** `prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule and the number quarantine allow. */
 export type NumberSelection = 'any' | 'prefer-sticky';
 
 export interface Session {

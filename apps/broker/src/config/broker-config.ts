@@ -67,6 +67,8 @@ export interface BrokerConfig {
     simSeedNumbers: number;
     /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
     participantLimit: number;
+    /** SESSION_NUMBER_QUARANTINE_SECONDS: after a session ends, its number and each participant meet no one else for this long; 0: off. */
+    numberQuarantineSeconds: number;
   };
   /** Session rescue (docs/design.md#session-rescue): the breaker leader's pace and how often it looks. */
   rescue: {

@@ -227,6 +227,13 @@ export class EnvironmentVariables {
   @IntVar(1, 1000)
   SESSION_PARTICIPANT_LIMIT = 3;
 
+  /**
+   * After a session ends, its proxy number and each of its participants are paired with no one else for this
+   * long (the same two may share it again): a text to an old masked number never reaches a stranger. 0: off.
+   */
+  @IntVar(0, 2_592_000)
+  SESSION_NUMBER_QUARANTINE_SECONDS = 86_400;
+
   /** How often the sweeper marks ended sessions expired and releases their bindings. */
   @IntVar(10, 3_600_000)
   SESSION_SWEEP_INTERVAL_MS = 10_000;

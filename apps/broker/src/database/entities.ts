@@ -8,6 +8,7 @@ import { BreakerOverrideRecord } from '../providers/breaker-override.entity';
 import { BreakerTransitionRecord } from '../providers/breaker-transition.entity';
 import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
+import { ProxyNumberLoad, ProxyNumberLoadChange } from '../providers/proxy-number-load.entity';
 import { Interaction } from '../relay/interaction.entity';
 import { SessionMove } from '../rescue/session-move.entity';
 import { SessionParticipant } from '../sessions/session-participant.entity';
@@ -28,6 +29,8 @@ export const ENTITIES: Function[] = [
   BreakerOverrideRecord,
   ProviderStateRecord,
   ClusterLeaseRecord,
+  ProxyNumberLoad,
+  ProxyNumberLoadChange,
   ...NOTIFICATION_ENTITIES,
   ...TWILIO_PROXY_ENTITIES,
 ];

@@ -171,7 +171,7 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
-  /** A create's steps (reserve, bind, activate), so each one's share of a create is visible in production. */
+  /** A create's steps (reserve, bind, activate; or create, all three in one statement), so each one's share of a create is visible in production. */
   readonly createStepDuration = new Histogram({
     name: 'broker_session_create_step_seconds',
     help: 'Time of each step of POST /v1/sessions, per provider attempt',

@@ -1,5 +1,8 @@
+import { jest } from '@jest/globals';
 import fc from 'fast-check';
-import { LoadOrder } from './pool-usage';
+import type { BrokerConfig } from '../config';
+import { LoadOrder, PoolUsage } from './pool-usage';
+import type { PoolUsageRows, ProviderStateRepository } from './provider-state.repository';
 
 /** What the allocator was given before: a Map's entries sorted by load (stable: equal loads in insertion order). */
 class SortedMapReference {
@@ -63,5 +66,46 @@ describe('LoadOrder', () => {
       }),
       { seed: 19, numRuns: 500 },
     );
+  });
+});
+
+describe('PoolUsage: its schedule', () => {
+  const calls: string[] = [];
+  const repository = {
+    poolUsage: async (): Promise<PoolUsageRows> => {
+      calls.push('read');
+      return { numbers: [], perNumber: [], perChannels: [] };
+    },
+    foldPoolLoad: async (): Promise<void> => void calls.push('fold'),
+  } as unknown as ProviderStateRepository;
+  const config = (poolUsageRefreshMs: number) =>
+    ({ sessions: { poolUsageRefreshMs, sweepIntervalMs: 10_000, numberQuarantineSeconds: 86_400 } }) as unknown as BrokerConfig;
+
+  beforeEach(() => {
+    calls.length = 0;
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+  });
+  afterEach(() => jest.useRealTimers());
+
+  it('reads every POOL_USAGE_REFRESH_MS (the read folds the load changes first)', async () => {
+    const usage = new PoolUsage(repository, config(5_000));
+    await usage.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(4_999);
+    expect(calls).toEqual(['read']);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toEqual(['read', 'read']);
+    await usage.onApplicationShutdown();
+  });
+
+  it('with POOL_USAGE_REFRESH_MS=0 reads at start only, and still folds the load changes on the sweeper’s cadence', async () => {
+    const usage = new PoolUsage(repository, config(0));
+    await usage.onApplicationBootstrap();
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(calls).toEqual(['read']);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls).toEqual(['read', 'fold']);
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(calls).toEqual(['read', 'fold', 'fold']);
+    await usage.onApplicationShutdown();
   });
 });

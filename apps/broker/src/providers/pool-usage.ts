@@ -7,16 +7,17 @@ export interface ProviderPoolUsage {
   activeSessions: number;
   /** The same by the channels they carry: `voice`, `sms`, `voice+sms`. */
   activeSessionsByChannels: Record<string, number>;
-  /** `voice`, `sms`: enabled numbers that carry each channel. */
-  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
+  /**
+   * `voice`, `sms`: enabled numbers that carry each channel. `quarantineSeconds`: SESSION_NUMBER_QUARANTINE_SECONDS, how long
+   * after a session ends its number takes neither participant with anyone else (docs/design.md#number-quarantine).
+   */
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number; quarantineSeconds: number };
 }
-
-const EMPTY_POOL: ProviderPoolUsage['pool'] = { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0 };
-const EMPTY: ProviderPoolUsage = { activeSessions: 0, activeSessionsByChannels: {}, pool: EMPTY_POOL };
 
 /**
  * Active sessions and pool use per provider, and the load of each proxy number, read from the
- * database every POOL_USAGE_REFRESH_MS (default 5 s) and kept in memory: GET /v1/health/cpaas shows them without touching
+ * database every POOL_USAGE_REFRESH_MS (default 5 s) and kept in memory (counts kept with the sessions, migration
+ * PoolUsageCounts: the read costs the pool's size, not the active sessions): GET /v1/health/cpaas shows them without touching
  * the database, and the allocator orders numbers least loaded first without counting sessions on
  * every create. Between two reads this replica adds its own reservations to the counts.
  */
@@ -37,9 +38,21 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   async onApplicationBootstrap(): Promise<void> {
     await this.refresh();
     const every = this.config.sessions.poolUsageRefreshMs;
-    if (every === 0) return;
-    this.timer = setInterval(() => void this.refresh(), every);
+    // Read at start only: the load changes the creates write are still folded into the totals, on the sweeper's
+    // cadence, so they do not pile up (ProviderStateRepository.foldPoolLoad).
+    this.timer =
+      every === 0
+        ? setInterval(() => void this.fold(), this.config.sessions.sweepIntervalMs)
+        : setInterval(() => void this.refresh(), every);
     this.timer.unref();
+  }
+
+  private fold(): Promise<void> {
+    this.refreshing ??= this.repository
+      .foldPoolLoad()
+      .catch((error: unknown) => this.logger.warn(`pool load not folded: ${(error as Error).message}`))
+      .finally(() => (this.refreshing = null));
+    return this.refreshing;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -48,7 +61,16 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   of(provider: string): ProviderPoolUsage {
-    return this.usage.get(provider) ?? EMPTY;
+    return this.usage.get(provider) ?? this.empty();
+  }
+
+  private empty(): ProviderPoolUsage {
+    const quarantineSeconds = this.config.sessions.numberQuarantineSeconds;
+    return {
+      activeSessions: 0,
+      activeSessionsByChannels: {},
+      pool: { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0, quarantineSeconds },
+    };
   }
 
   /** Ids of the numbers carrying sessions, least loaded first; a number not listed carries none. */
@@ -74,12 +96,12 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
       usage.set(n.provider, {
         activeSessions: 0,
         activeSessionsByChannels: {},
-        pool: { total: n.total, enabled: n.enabled, inUse: 0, voice: n.voice, sms: n.sms },
+        pool: { ...this.empty().pool, total: n.total, enabled: n.enabled, voice: n.voice, sms: n.sms },
       });
     const loads: Array<[string, number]> = [];
     for (const row of perNumber) {
       loads.push([row.proxy_number_id, row.active]);
-      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      const entry = usage.get(row.provider) ?? this.empty();
       usage.set(row.provider, {
         ...entry,
         activeSessions: entry.activeSessions + row.active,
@@ -87,7 +109,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
       });
     }
     for (const row of perChannels) {
-      const entry = usage.get(row.provider) ?? { ...EMPTY, activeSessionsByChannels: {} };
+      const entry = usage.get(row.provider) ?? this.empty();
       usage.set(row.provider, { ...entry, activeSessionsByChannels: { ...entry.activeSessionsByChannels, [row.channels]: row.active } });
     }
     this.usage = usage;

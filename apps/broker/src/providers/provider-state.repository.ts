@@ -10,6 +10,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
 import type { StatementRunner } from '@app/database';
 import { DataSource, type EntityManager } from 'typeorm';
+import { JOB_LOCKS } from '../database/exclusive';
 import { BreakerTransitionRecord } from './breaker-transition.entity';
 import { ProviderStateRecord } from './provider-state.entity';
 
@@ -284,23 +285,56 @@ export class ProviderStateRepository {
     await this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
   }
 
+  /**
+   * The pool and its load. The load is counted with the sessions (migration PoolUsageCounts): the totals per number
+   * and channels plus the changes not folded into them yet, so the read costs the pool's size and the changes since
+   * the last fold, however many sessions are active. Before reading, one replica at a time folds the changes in.
+   */
   async poolUsage(): Promise<PoolUsageRows> {
+    await this.foldPoolLoad();
     const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
-      `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
+      `/* pool.numbers */ SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
               (count(*) FILTER (WHERE enabled AND 'voice' = ANY(capabilities)))::int AS voice,
               (count(*) FILTER (WHERE enabled AND 'sms' = ANY(capabilities)))::int AS sms
          FROM proxy_numbers GROUP BY provider`,
     );
-    // inactive_at: a session idle past its idleTtlSeconds carries no load, as one past its expiresAt.
-    const perNumber: PoolUsageRows['perNumber'] = await this.dataSource.query(
-      `SELECT provider, proxy_number_id, count(*)::int AS active
-         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, proxy_number_id`,
+    const loads: Array<{ provider: string; proxy_number_id: string; channels: string; active: number }> = await this.dataSource.query(
+      `/* pool.load */ SELECT pn.provider, l.proxy_number_id, l.channels, sum(l.active)::int AS active
+         FROM (SELECT proxy_number_id, channels, active FROM proxy_number_loads
+               UNION ALL SELECT proxy_number_id, channels, delta FROM proxy_number_load_changes) l
+         JOIN proxy_numbers pn ON pn.id = l.proxy_number_id
+        GROUP BY pn.provider, l.proxy_number_id, l.channels HAVING sum(l.active) > 0`,
     );
-    const perChannels: PoolUsageRows['perChannels'] = await this.dataSource.query(
-      `SELECT provider, array_to_string(channels, '+') AS channels, count(*)::int AS active
-         FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, channels`,
+    const perNumber = new Map<string, PoolUsageRows['perNumber'][number]>();
+    const perChannels = new Map<string, PoolUsageRows['perChannels'][number]>();
+    for (const row of loads) {
+      const number = perNumber.get(row.proxy_number_id) ?? { provider: row.provider, proxy_number_id: row.proxy_number_id, active: 0 };
+      number.active += row.active;
+      perNumber.set(row.proxy_number_id, number);
+      const key = `${row.provider}\u0000${row.channels}`;
+      const channels = perChannels.get(key) ?? { provider: row.provider, channels: row.channels, active: 0 };
+      channels.active += row.active;
+      perChannels.set(key, channels);
+    }
+    return { numbers, perNumber: [...perNumber.values()], perChannels: [...perChannels.values()] };
+  }
+
+  /**
+   * Moves the load changes written so far into the totals: one statement (its own transaction, one round trip), which
+   * moves nothing while another replica's fold holds the lock. Without the lock two folds would still not count a change
+   * twice (the second's DELETE skips the rows the first deleted); the lock spares them waiting on each other.
+   */
+  async foldPoolLoad(): Promise<void> {
+    await this.dataSource.query(
+      `/* pool.fold */ WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS held),
+       moved AS (
+         DELETE FROM proxy_number_load_changes WHERE (SELECT held FROM lock) RETURNING proxy_number_id, channels, delta
+       )
+       INSERT INTO proxy_number_loads (proxy_number_id, channels, active)
+       SELECT proxy_number_id, channels, sum(delta)::int FROM moved GROUP BY proxy_number_id, channels ORDER BY proxy_number_id, channels
+       ON CONFLICT (proxy_number_id, channels) DO UPDATE SET active = proxy_number_loads.active + EXCLUDED.active`,
+      [JOB_LOCKS.poolUsageFold],
     );
-    return { numbers, perNumber, perChannels };
   }
 }
 

@@ -4,6 +4,7 @@
  * the savepoint undoes a number whose bind failed, concurrent claims never take one row twice, and a replica
  * that no longer holds the breaker lease cannot commit a move.
  */
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
@@ -64,7 +65,9 @@ describe('SessionMoveRepository', () => {
 
   /** An active session on `provider`, reserved as a create reserves it. */
   async function active(provider: string, participants: [string, string], accountId = ACCOUNT): Promise<Session> {
-    const result = await new SessionReservationRepository(dataSource).reserve({
+    const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 });
+    const result = await new SessionReservationRepository(dataSource, outbox).reserve({
+      sessionId: randomUUID(),
       accountId,
       provider,
       channels: ['sms'],
@@ -77,6 +80,8 @@ describe('SessionMoveRepository', () => {
       idempotencyKey: null,
       // Set up freely: the limit under test is the move's.
       participantLimit: 1000,
+      // No quarantine here: the rules under test are the move's.
+      quarantineSeconds: 0,
       now: now(),
     });
     if (!result.reserved) throw new Error(`nothing reserved on ${provider}`);

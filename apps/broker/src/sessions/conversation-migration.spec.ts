@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions, runMigrations } from '@app/database';
@@ -99,21 +100,26 @@ describe('migration ConversationSessions', () => {
     const routed = await repository.findActiveFor('p', '+2348000000101', '+2348030000201', new Date(expiresAt.getTime() - 1));
     expect(routed?.session).toMatchObject({ id: LIVE, channels: ['voice'] });
     expect(await repository.findActiveFor('p', '+2348000000101', '+2348030000201', expiresAt)).toBeNull();
-    // And the pool rule holds it against the same participant on that number, as before.
-    const reserved = await new SessionReservationRepository(dataSource).reserve({
-      accountId: ACCOUNT,
-      provider: 'p',
-      channels: ['voice'],
-      sortedNumbers: ['+2348030000201', '+2348030000299'],
-      participants: ['+2348030000201', '+2348030000299'],
-      loadOrder: [],
-      ttlSeconds: 600,
-      callbackUrl: null,
-      metadata: {},
-      idempotencyKey: null,
-      participantLimit: 3,
-      now: new Date(),
-    });
+    // And the pool rule holds it against the same participants on that number, as before; the ended session's number is
+    // theirs again (NumberQuarantine gave the old rows their partner: the quarantine holds it from anyone else).
+    const reserved = await new SessionReservationRepository(dataSource, new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 })).reserve(
+      {
+        sessionId: randomUUID(),
+        accountId: ACCOUNT,
+        provider: 'p',
+        channels: ['voice'],
+        sortedNumbers: ['+2348030000201', '+2348030000202'],
+        participants: ['+2348030000201', '+2348030000202'],
+        loadOrder: [],
+        ttlSeconds: 600,
+        callbackUrl: null,
+        metadata: {},
+        idempotencyKey: null,
+        participantLimit: 3,
+        quarantineSeconds: 86_400,
+        now: new Date(),
+      },
+    );
     expect(reserved.reserved?.proxyNumber).toBe('+2348000000102');
   });
 });

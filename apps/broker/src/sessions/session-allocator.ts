@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import type { Clock } from '@app/clock';
@@ -6,7 +7,13 @@ import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { PoolUsage } from '../providers/pool-usage';
-import { SessionReservationRepository, type ReservationInput, type ReservationRow } from './session-reservation.repository';
+import {
+  SessionReservationRepository,
+  type ReservationInput,
+  type ReservationResult,
+  type ReservationRow,
+} from './session-reservation.repository';
+import { sessionCreated } from './session-events';
 import { expireLapsed } from './expire-lapsed';
 import { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
@@ -27,10 +34,16 @@ export interface ReservationRequest {
   preferSticky: boolean;
 }
 
-/** No enabled number on the provider can take these two participants. */
+/**
+ * No enabled number on the provider can take these two participants; `quarantined` of them were held by the
+ * quarantine alone (SESSION_NUMBER_QUARANTINE_SECONDS: one of the two had a session there with someone else lately).
+ */
 export class PoolExhaustedError extends Error {
   override name = 'PoolExhaustedError';
-  constructor(readonly provider: string) {
+  constructor(
+    readonly provider: string,
+    readonly quarantined = 0,
+  ) {
     super(`no proxy number on ${provider} is free for these participants`);
   }
 }
@@ -74,6 +87,9 @@ export { RESERVE_SQL } from './session-reservation.repository';
  * loser's insert fails and it picks again. The reservation is a `pending` session, made `active`
  * once the provider has bound the number, or removed if it could not.
  *
+ * A number either participant shared with someone else within SESSION_NUMBER_QUARANTINE_SECONDS is no candidate,
+ * checked in the same statement (SessionReservationRepository), so an old masked number never reaches a stranger.
+ *
  * Fair use: numbers dedicated to the account come first and only ever serve it; on the shared pool
  * the account holds at most SESSION_PARTICIPANT_LIMIT active sessions per participant number,
  * checked inside the reservation and held by a unique index on the limit's slots, so concurrent
@@ -88,6 +104,7 @@ export { RESERVE_SQL } from './session-reservation.repository';
 @Injectable()
 export class SessionAllocator {
   private readonly participantLimit: number;
+  private readonly quarantineSeconds: number;
 
   constructor(
     private readonly reservations: SessionReservationRepository,
@@ -98,16 +115,53 @@ export class SessionAllocator {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {
     this.participantLimit = config.sessions.participantLimit;
+    this.quarantineSeconds = config.sessions.numberQuarantineSeconds;
     metrics.limits.set({ limit: 'session_participant_limit' }, this.participantLimit);
+    metrics.limits.set({ limit: 'session_number_quarantine_seconds' }, this.quarantineSeconds);
   }
 
-  async reserve(request: ReservationRequest): Promise<Session> {
+  /** A pending session on a number reserved for the provider to bind; `SessionRepository.activate` makes it active. */
+  reserve(request: ReservationRequest): Promise<Session> {
+    return this.allocate(request, async (input) => {
+      const result = await this.reservations.reserve(input);
+      return result.reserved ? pendingSession(input, result.reserved) : result;
+    });
+  }
+
+  /**
+   * An active session with its `session.created` event, in one statement and one commit: for a provider that keeps
+   * no sessions (no bind to wait for, nothing a crash in it could leave behind).
+   */
+  create(request: ReservationRequest): Promise<Session> {
+    return this.allocate(request, async (input) => {
+      // The event is written by the same statement, before the number is known: the statement fills it in.
+      const draft = activeSession(input, draftRow(input));
+      const result = await this.reservations.create(input, sessionCreated(draft));
+      return result.reserved ? activeSession(input, result.reserved) : result;
+    });
+  }
+
+  /** Removes a reservation whose binding failed: nothing half-made is left behind. */
+  release(sessionId: string): Promise<void> {
+    return this.reservations.release(sessionId);
+  }
+
+  /** Runs `write` for the request on the broker's clock, retrying what a retry can fix; a refusal becomes its typed error. */
+  private async allocate(request: ReservationRequest, write: (input: ReservationInput) => Promise<Session | Refusal>): Promise<Session> {
     // Sorted, so two creates for the same pair take the index entries in the same order.
     const numbers = [...request.participants].sort();
+    const sessionId = randomUUID();
     for (let attempt = 1; ; attempt++) {
       const now = new Date(this.clock.now());
       try {
-        return await this.tryReserve(request, numbers, now);
+        const written = await write(this.input(request, sessionId, numbers, now));
+        if (written instanceof Session) {
+          this.pool.noteReserved(written.proxyNumberId);
+          return written;
+        }
+        if (written.overLimit)
+          throw new ParticipantLimitError(request.provider, written.overLimit.number, written.overLimit.held, this.participantLimit);
+        throw new PoolExhaustedError(request.provider, written.quarantined);
       } catch (error) {
         const code = sqlState(error);
         if (code === UNIQUE_VIOLATION && constraintOf(error) === UNIQUE_NAME_INDEX && request.uniqueName !== null) {
@@ -122,13 +176,9 @@ export class SessionAllocator {
     }
   }
 
-  /** Removes a reservation whose binding failed: nothing half-made is left behind. */
-  release(sessionId: string): Promise<void> {
-    return this.reservations.release(sessionId);
-  }
-
-  private async tryReserve(request: ReservationRequest, numbers: string[], now: Date): Promise<Session> {
-    const input: ReservationInput = {
+  private input(request: ReservationRequest, sessionId: string, numbers: string[], now: Date): ReservationInput {
+    return {
+      sessionId,
       accountId: request.accountId,
       provider: request.provider,
       channels: request.channels,
@@ -140,21 +190,35 @@ export class SessionAllocator {
       metadata: request.metadata,
       idempotencyKey: request.idempotencyKey,
       participantLimit: this.participantLimit,
+      quarantineSeconds: this.quarantineSeconds,
       now,
       idleTtlSeconds: request.idleTtlSeconds,
       uniqueName: request.uniqueName,
       interceptUrl: request.interceptUrl,
       preferSticky: request.preferSticky,
     };
-    const result = await this.reservations.reserve(input);
-    if (!result.reserved) {
-      if (result.overLimit)
-        throw new ParticipantLimitError(request.provider, result.overLimit.number, result.overLimit.held, this.participantLimit);
-      throw new PoolExhaustedError(request.provider);
-    }
-    this.pool.noteReserved(result.reserved.proxyNumberId);
-    return pendingSession(input, result.reserved);
   }
+}
+
+/** What a reservation that wrote nothing said. */
+type Refusal = Extract<ReservationResult, { reserved: null }>;
+
+/**
+ * The row the reservation will write, but for its number: its times as broker_reserve_session works them out from
+ * `now` (whole seconds: the API takes no fractions), the deadline the earlier of the ttl and the idle TTL.
+ */
+function draftRow(input: ReservationInput): ReservationRow {
+  const at = input.now.getTime();
+  const expiresAt = at + input.ttlSeconds * 1000;
+  const inactiveAt = input.idleTtlSeconds == null ? expiresAt : Math.min(expiresAt, at + input.idleTtlSeconds * 1000);
+  return {
+    id: input.sessionId,
+    proxyNumberId: '',
+    proxyNumber: '',
+    createdAt: input.now,
+    expiresAt: new Date(expiresAt),
+    inactiveAt: new Date(inactiveAt),
+  };
 }
 
 function sqlState(error: unknown): string | undefined {
@@ -164,6 +228,11 @@ function sqlState(error: unknown): string | undefined {
 /** The constraint (or unique index) a violation names. */
 function constraintOf(error: unknown): string | undefined {
   return error instanceof QueryFailedError ? (error.driverError as { constraint?: string })?.constraint : undefined;
+}
+
+/** The session a create on a provider without sessions made: active from the start, nothing to bind. */
+function activeSession(input: ReservationInput, row: ReservationRow): Session {
+  return Object.assign(pendingSession(input, row), { status: 'active' as const });
 }
 
 /** The pending session a reservation made, as the allocator hands it on (no binding yet). */

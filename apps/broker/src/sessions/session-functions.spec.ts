@@ -25,6 +25,7 @@ function input(accountId = ACCOUNT, callbackUrl: string | null = null): Reservat
   seq += 1;
   const pair: [string, string] = [`+23480300${String(seq * 2).padStart(5, '0')}`, `+23480300${String(seq * 2 + 1).padStart(5, '0')}`];
   return {
+    sessionId: randomUUID(),
     accountId,
     provider: 'p',
     channels: ['sms'],
@@ -36,6 +37,7 @@ function input(accountId = ACCOUNT, callbackUrl: string | null = null): Reservat
     metadata: {},
     idempotencyKey: null,
     participantLimit: 3,
+    quarantineSeconds: 86_400,
     now: new Date(),
   };
 }
@@ -57,11 +59,20 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     ).rows;
     return Number(rows[0].n);
   };
+  /** A connection listening on webhook_delivery, and what it has heard (`channel payload`). */
+  async function listenForWakes(): Promise<{ listener: Client; heard: string[] }> {
+    const listener = new Client({ connectionString: db.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => heard.push(`${n.channel} ${n.payload}`));
+    await listener.query('LISTEN webhook_delivery');
+    return { listener, heard };
+  }
   const count = async (sql: string, id: string) => ((await dataSource.query(sql, [id])) as Array<{ n: number }>)[0].n;
 
   /** Reserves through `on` and returns the pending session. */
   async function reserve(on: DataSource, request = input()): Promise<Session> {
-    const result = await new SessionReservationRepository(on).reserve(request);
+    const result = await new SessionReservationRepository(on, outbox).reserve(request);
     if (!result.reserved) throw new Error('nothing reserved');
     // Bound as the provider would: the activation takes the binding's id.
     return Object.assign(pendingSession(request, result.reserved), { bindingId: `b-${result.reserved.id}` });
@@ -116,11 +127,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
 
   // Migration ActivateSessionWakeAfterCommit: no NOTIFY inside the activation's transaction.
   it('wakes the delivery workers with a NOTIFY of its own after the activation, only when a delivery was recorded', async () => {
-    const listener = new Client({ connectionString: db.url });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (n) => heard.push(`${n.channel} ${n.payload}`));
-    await listener.query('LISTEN webhook_delivery');
+    const { listener, heard } = await listenForWakes();
     try {
       // The function alone records the delivery, says where to, and notifies nobody.
       const quiet = await reserve(dataSource, input(ACCOUNT, 'https://quiet.example/hook'));
@@ -169,7 +176,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     }
     await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [ACCOUNT, ids['5']]);
     await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [BARE_ACCOUNT, ids['4']]);
-    const repository = new SessionReservationRepository(dataSource);
+    const repository = new SessionReservationRepository(dataSource, outbox);
     const taken = async (participants: [string, string]) => {
       const result = await repository.reserve({
         ...input(),
@@ -193,6 +200,110 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     expect(await taken([b, '+2348033333332'])).toBe('5');
     expect(await taken(['+2348033333333', b])).toBe('1');
     expect(await taken(['+2348032222221', '+2348033333334'])).toBe('1');
+  });
+
+  // Migration CreateInOneStatement: on a provider that keeps no sessions, the reservation, the activation and the event are one.
+  describe('broker_create_session', () => {
+    /** Creates through the repository in one statement; the event is written before the number is known, as the allocator does. */
+    async function create(on: DataSource, request = input(ACCOUNT, 'https://one.example/hook')) {
+      const draft: Session = {
+        ...pendingSession(request, {
+          id: request.sessionId,
+          proxyNumberId: '',
+          proxyNumber: '',
+          createdAt: request.now,
+          expiresAt: new Date(request.now.getTime() + request.ttlSeconds * 1000),
+          inactiveAt: new Date(request.now.getTime() + request.ttlSeconds * 1000),
+        }),
+        status: 'active',
+      };
+      const statements: string[] = [];
+      on.subscribers.push({ afterQuery: (e: { query: string }) => statements.push(String(e.query)) } as never);
+      try {
+        return { result: await new SessionReservationRepository(on, outbox).create(request, sessionCreated(draft)), statements };
+      } finally {
+        on.subscribers.pop();
+      }
+    }
+
+    it('writes the session active with its participants, its event (the number filled in) and its delivery, in one statement', async () => {
+      const { listener, heard } = await listenForWakes();
+      try {
+        const request = input(ACCOUNT, 'https://one.example/hook');
+        const { result, statements } = await create(dataSource, request);
+        expect(result.reserved).toMatchObject({ id: request.sessionId, createdAt: request.now });
+        // The statement, then the wake as a statement of its own after the commit: no transaction around them.
+        expect(statements.map((q) => /\/\* ([\w.]+) \*\//.exec(q)?.[1] ?? q)).toEqual(['session.create', 'delivery.wake']);
+        const [session] = await dataSource.query(`SELECT status, binding_id, proxy_number, expires_at FROM sessions WHERE id = $1`, [
+          request.sessionId,
+        ]);
+        expect(session).toEqual({
+          status: 'active',
+          binding_id: null,
+          proxy_number: result.reserved!.proxyNumber,
+          expires_at: result.reserved!.expiresAt,
+        });
+        expect(await count(`SELECT count(*)::int AS n FROM session_participants WHERE session_id = $1 AND active`, request.sessionId)).toBe(
+          2,
+        );
+        const [event] = await dataSource.query(`SELECT type, data FROM webhook_events WHERE session_id = $1`, [request.sessionId]);
+        expect(event.type).toBe('session.created');
+        expect(event.data.session).toMatchObject({
+          id: request.sessionId,
+          status: 'active',
+          proxyNumber: result.reserved!.proxyNumber,
+          expiresAt: result.reserved!.expiresAt.toISOString(),
+        });
+        const [delivery] = await dataSource.query(
+          `SELECT d.url, d.status FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.session_id = $1`,
+          [request.sessionId],
+        );
+        expect(delivery).toEqual({ url: 'https://one.example/hook', status: 'pending' });
+        for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(heard).toEqual(['webhook_delivery https://one.example/hook']);
+      } finally {
+        await listener.end();
+      }
+    });
+
+    it('writes nothing when nothing is free, and answers the refusal as the reservation does', async () => {
+      const request = { ...input(ACCOUNT, 'https://one.example/hook'), provider: 'none' };
+      const { result, statements } = await create(dataSource, request);
+      expect(result).toEqual({ reserved: null, overLimit: null, quarantined: 0 });
+      expect(statements).toHaveLength(1);
+      expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, request.sessionId)).toBe(0);
+      expect(await count(`SELECT count(*)::int AS n FROM webhook_events WHERE session_id = $1`, request.sessionId)).toBe(0);
+    });
+
+    it('keeps neither the session nor its event when the event cannot be written', async () => {
+      const request = input(ACCOUNT);
+      const draft = {
+        ...pendingSession(request, {
+          id: request.sessionId,
+          proxyNumberId: '',
+          proxyNumber: '',
+          createdAt: request.now,
+          expiresAt: request.now,
+          inactiveAt: request.now,
+        }),
+      };
+      const orphan = { ...sessionCreated(draft), accountId: randomUUID() };
+      await expect(new SessionReservationRepository(dataSource, outbox).create(request, orphan)).rejects.toThrow(/foreign key/);
+      expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, request.sessionId)).toBe(0);
+    });
+
+    it('creates on a fresh connection without reading the growing tables sequentially', async () => {
+      const fresh = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 1 })).initialize();
+      try {
+        await fresh.query('SELECT pg_stat_force_next_flush()');
+        const before = await seqScans();
+        for (let i = 0; i < 10; i++) expect((await create(fresh)).result.reserved).not.toBeNull();
+        await fresh.query('SELECT pg_stat_force_next_flush()');
+        expect((await seqScans()) - before).toBe(0);
+      } finally {
+        await fresh.destroy();
+      }
+    });
   });
 
   it('reserves and activates on a fresh connection without reading the growing tables sequentially, after they were analyzed nearly empty', async () => {

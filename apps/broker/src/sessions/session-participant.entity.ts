@@ -9,9 +9,9 @@ import { Session } from './session.entity';
  */
 @Entity('session_participants')
 @Index('uq_active_participant_per_proxy', ['proxyNumberId', 'number'], { unique: true, where: '"active"' })
-// SESSION_PARTICIPANT_LIMIT counts an account's active sessions per participant number.
-@Index('idx_active_participant_number', ['number'], { where: '"active"' })
-// ...and holds exactly under concurrent creates: each shared-pool session takes one of the limit's slots.
+// SESSION_NUMBER_QUARANTINE_SECONDS: a participant's rows live now or ended within the quarantine, whatever the table holds.
+@Index('idx_participant_quarantine', ['number', 'expiresAt'])
+// SESSION_PARTICIPANT_LIMIT holds exactly under concurrent creates: each shared-pool session takes one of the limit's slots.
 @Index('uq_participant_limit_slot', ['accountId', 'number', 'sharedSlot'], {
   unique: true,
   where: '"active" AND "shared_slot" IS NOT NULL',
@@ -43,9 +43,16 @@ export class SessionParticipant {
   @Column({ name: 'shared_slot', type: 'smallint', nullable: true })
   sharedSlot: number | null;
 
-  /** The session's inactiveAt, kept in step with it: a row is treated as inactive from here on, swept or not. */
+  /**
+   * The session's inactiveAt, kept in step with it: a row is treated as inactive from here on, swept or not. A close
+   * sooner sets it to the close: the participant's quarantine on this number runs from here.
+   */
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;
+
+  /** The session's other participant: the one person this one may share the number with again during its quarantine. */
+  @Column({ type: 'text' })
+  partner: string;
 
   /** When the participant joined the session (its creation). */
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })

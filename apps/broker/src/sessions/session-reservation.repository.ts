@@ -1,5 +1,6 @@
 /**
- * The SQL of a reservation: a proxy number and a `pending` session for two participants, the
+ * The SQL of a reservation: a proxy number and a `pending` session for two participants (or, on a provider that
+ * keeps no sessions, the `active` session and its `session.created` event at once: `create`), the
  * removal of a reservation whose binding failed, and the freeing of participants whose sessions
  * passed their inactiveAt (expiresAt or the idle deadline) unswept. SessionAllocator decides when, on the
  * broker's clock; this class only talks to PostgreSQL.
@@ -10,6 +11,11 @@
  * index on the slots makes the limit exact under concurrent creates on any number of replicas: two
  * creates that both saw room for one more take the same slot, and the second one's insert fails
  * (a unique violation, retried by SessionAllocator: it then sees the limit reached).
+ *
+ * The quarantine (SESSION_NUMBER_QUARANTINE_SECONDS) is in the same statement: a number either participant shared,
+ * within the quarantine before `now`, with someone other than the other participant is no candidate (each
+ * participant row knows its partner, and its `expires_at` is when the participant left the session), so replicas
+ * cannot race past it. When nothing was reserved the answer says how many numbers the quarantine alone held.
  *
  * Both the limit and the slot search read only the participant rows' own `account_id` and
  * `shared_slot` (a slot is given exactly when the number was shared at reservation), through the
@@ -25,29 +31,48 @@
  * database, then no pending row), as it would if the crash came a moment earlier; visibility to other
  * creates (the pool rule, the limit's slots) is at commit either way. One WAL flush less per create.
  */
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { preparedStatement, runPrepared } from '@app/database';
+import { DeliveryWakes, EventOutbox, type SessionEventInput, type WakeWarning } from '../notifications';
 import type { Channel } from '../numbers/proxy-number.entity';
 
 /**
- * One statement: `broker_reserve_session` (migrations ReserveSessionFunction, ConversationSessions) takes the
+ * One statement: `broker_reserve_session` (migrations ReserveSessionFunction, ConversationSessions, NumberQuarantine,
+ * CreateInOneStatement) takes the
  * first eligible number (enabled, carrying every channel of the session, neither participant active on it,
  * and either dedicated to this account or shared while the account is under its participant limit with both
  * numbers) with the first participant's most recent number first when asked (`prefer-sticky`), then
- * dedicated numbers, then in load order, and writes the pending session and its two participant rows. When
+ * dedicated numbers, then in load order, and writes the pending session (its id `$18`) and its two participant rows. When
  * it reserved nothing, its row (if any) names the participant the account holds `$11` shared-pool sessions
- * with. Every time it writes or compares is `$12`, the broker's clock. The function keeps its plans for the
+ * with, and `quarantined` the numbers the quarantine (`$17` seconds back from `$12`) held for these participants. Every
+ * time it writes or compares is `$12`, the broker's clock. The function keeps its plans for the
  * connection's life: a create pays neither parse nor plan for it, and this call is a prepared statement
  * (RESERVE), parsed once per connection too. One statement whatever the number of channels.
  */
 export const RESERVE_SQL = `/* session.reserve */
-  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.inactive_at, r.over_limit_number, r.over_limit_held
-    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) AS r,
+  SELECT r.id, r.proxy_number_id, r.proxy_number, r.created_at, r.expires_at, r.inactive_at, r.over_limit_number, r.over_limit_held,
+         r.quarantined
+    FROM broker_reserve_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, 'pending') AS r,
          (SELECT set_config('synchronous_commit', 'off', true)) AS commit_without_flush`;
 
 const RESERVE = preparedStatement('session.reserve', RESERVE_SQL);
+
+/**
+ * A create with no provider call, one statement and one commit (migration CreateInOneStatement): the reservation's
+ * eighteen parameters, then the `session.created` event's ten (EventOutbox's, in its order), and the session is
+ * written `active` with its event and the event's delivery; the answer is the reservation's, with the delivery's
+ * URL. It commits durably (no `synchronous_commit` off): the 201 follows it.
+ */
+const CREATE = preparedStatement(
+  'session.create',
+  `/* session.create */
+  SELECT c.id, c.proxy_number_id, c.proxy_number, c.created_at, c.expires_at, c.inactive_at, c.over_limit_number, c.over_limit_held,
+         c.quarantined, c.delivery_url
+    FROM broker_create_session($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
+                               $19, $20, $21, $22, $23, $24, $25, $26, $27, $28) AS c`,
+);
 
 export interface ReservationRow {
   id: string;
@@ -59,6 +84,8 @@ export interface ReservationRow {
 }
 
 export interface ReservationInput {
+  /** The session's id, chosen by the broker (so an event written in the same statement can name it). */
+  sessionId: string;
   accountId: string;
   provider: string;
   /** Voice first: the spelling the sessions table keeps. */
@@ -73,6 +100,8 @@ export interface ReservationInput {
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
   participantLimit: number;
+  /** SESSION_NUMBER_QUARANTINE_SECONDS: how long after a session ends its number and participants meet no one else. */
+  quarantineSeconds: number;
   /** The broker's clock: the session's createdAt, and the moment the pool rule and the limit are read at. */
   now: Date;
   /** Unset: none (likewise below). */
@@ -89,9 +118,10 @@ export interface HeldParticipant {
   held: number;
 }
 
-export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null };
+/** Nothing reserved: whether the participant limit was why, and how many numbers the quarantine alone held. */
+export type ReservationResult = { reserved: ReservationRow } | { reserved: null; overLimit: HeldParticipant | null; quarantined: number };
 
-/** Reserved: the first six are set. Refused over the limit: the last two. Nothing free: no row. */
+/** Reserved: the first six are set. Refused: the last three (over the limit, numbers held by the quarantine). Nothing free: no row. */
 interface RawReservation {
   id: string | null;
   proxy_number_id: string;
@@ -101,47 +131,42 @@ interface RawReservation {
   inactive_at: Date;
   over_limit_number: string | null;
   over_limit_held: number | null;
+  quarantined: number | null;
 }
 
 @Injectable()
 export class SessionReservationRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly logger = new Logger(SessionReservationRepository.name);
+  private readonly warn: WakeWarning = (message) => this.logger.warn(message);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly outbox: EventOutbox,
+  ) {}
 
   /** Reserves; when nothing was free, says whether the participant limit was why. */
   async reserve(input: ReservationInput): Promise<ReservationResult> {
-    const rows = await runPrepared<RawReservation[]>(this.dataSource, RESERVE, [
-      input.provider,
-      input.channels,
-      input.sortedNumbers,
-      input.loadOrder,
-      input.accountId,
-      input.participants,
-      input.callbackUrl,
-      JSON.stringify(input.metadata),
-      input.ttlSeconds,
-      input.idempotencyKey,
-      input.participantLimit,
-      input.now,
-      input.idleTtlSeconds ?? null,
-      input.uniqueName ?? null,
-      input.interceptUrl ?? null,
-      input.preferSticky ?? false,
+    return asResult(await runPrepared<RawReservation[]>(this.dataSource, RESERVE, parameters(input)));
+  }
+
+  /**
+   * Reserves and makes the session active with `event` (its `session.created`, whose `data.session.proxyNumber` the
+   * statement fills in), in one statement and one commit; the delivery workers are woken after it, as after an
+   * activation (activateWithEvent). For a provider that keeps no sessions: there is no bind to wait for.
+   */
+  async create(input: ReservationInput, event: SessionEventInput): Promise<ReservationResult> {
+    const { params } = this.outbox.sessionEventParameters(event);
+    const rows = await runPrepared<Array<RawReservation & { delivery_url: string | null }>>(this.dataSource, CREATE, [
+      ...parameters(input),
+      ...params,
     ]);
-    const [row] = rows;
-    if (row?.id == null) {
-      const overLimit = row?.over_limit_number != null ? { number: row.over_limit_number, held: Number(row.over_limit_held) } : null;
-      return { reserved: null, overLimit };
+    const result = asResult(rows);
+    if (result.reserved) {
+      const wakes = new DeliveryWakes();
+      wakes.add(rows[0].delivery_url);
+      await wakes.send(this.dataSource, this.warn);
     }
-    return {
-      reserved: {
-        id: row.id,
-        proxyNumberId: row.proxy_number_id,
-        proxyNumber: row.proxy_number,
-        createdAt: row.created_at,
-        expiresAt: row.expires_at,
-        inactiveAt: row.inactive_at,
-      },
-    };
+    return result;
   }
 
   /** Removes a reservation whose binding failed: nothing half-made is left behind. */
@@ -162,4 +187,46 @@ export class SessionReservationRepository {
       [provider, numbers, accountId, now],
     );
   }
+}
+
+/** The reservation's parameters, `$1` to `$18`, in the function's order. */
+function parameters(input: ReservationInput): unknown[] {
+  return [
+    input.provider,
+    input.channels,
+    input.sortedNumbers,
+    input.loadOrder,
+    input.accountId,
+    input.participants,
+    input.callbackUrl,
+    JSON.stringify(input.metadata),
+    input.ttlSeconds,
+    input.idempotencyKey,
+    input.participantLimit,
+    input.now,
+    input.idleTtlSeconds ?? null,
+    input.uniqueName ?? null,
+    input.interceptUrl ?? null,
+    input.preferSticky ?? false,
+    input.quarantineSeconds,
+    input.sessionId,
+  ];
+}
+
+function asResult(rows: RawReservation[]): ReservationResult {
+  const [row] = rows;
+  if (row?.id == null) {
+    const overLimit = row?.over_limit_number != null ? { number: row.over_limit_number, held: Number(row.over_limit_held) } : null;
+    return { reserved: null, overLimit, quarantined: row?.quarantined ?? 0 };
+  }
+  return {
+    reserved: {
+      id: row.id,
+      proxyNumberId: row.proxy_number_id,
+      proxyNumber: row.proxy_number,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+      inactiveAt: row.inactive_at,
+    },
+  };
 }

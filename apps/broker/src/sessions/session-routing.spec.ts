@@ -27,6 +27,7 @@ function input(extra: Partial<ReservationInput> = {}): ReservationInput {
   seq += 1;
   const pair: [string, string] = [`+23480310${String(seq * 2).padStart(5, '0')}`, `+23480310${String(seq * 2 + 1).padStart(5, '0')}`];
   return {
+    sessionId: randomUUID(),
     accountId: ACCOUNT,
     provider: 'p',
     channels: ['sms'],
@@ -38,6 +39,7 @@ function input(extra: Partial<ReservationInput> = {}): ReservationInput {
     metadata: {},
     idempotencyKey: null,
     participantLimit: 1000,
+    quarantineSeconds: 86_400,
     now: new Date(T0),
     ...extra,
     ...(extra.participants ? { sortedNumbers: [...extra.participants].sort() } : {}),
@@ -81,7 +83,7 @@ describe('relay routing and the reservation on the broker’s clock', () => {
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
     sessions = new PostgresSessionRepository(dataSource, outbox);
     interactions = new PostgresInteractionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource);
+    reservations = new SessionReservationRepository(dataSource, outbox);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'a')`, [ACCOUNT]);
     const numbers: Array<[string, string]> = [
       ['+2348000000001', '{voice}'],
@@ -148,10 +150,16 @@ describe('relay routing and the reservation on the broker’s clock', () => {
     expect(row.channels).toEqual(['voice', 'sms']);
   });
 
+  // The quarantine off (quarantineSeconds 0): the preference as the pool rule alone allows it (with the quarantine,
+  // number-quarantine.spec.ts). Each session ends as a close ends it: its rows inactive from that moment.
   it('with prefer-sticky, ranks the first participant’s most recent number first, where the pool rule allows', async () => {
     const rider = '+2348031099001';
-    const had = await live(input({ channels: ['voice', 'sms'], participants: [rider, '+2348031099002'], loadOrder: [] }));
-    await dataSource.query(`UPDATE session_participants SET active = false WHERE session_id = $1`, [had.id]);
+    const endAt = (id: string, at: number) =>
+      dataSource.query(`UPDATE session_participants SET active = false, expires_at = $2 WHERE session_id = $1`, [id, new Date(at)]);
+    const had = await live(
+      input({ channels: ['voice', 'sms'], participants: [rider, '+2348031099002'], loadOrder: [], quarantineSeconds: 0 }),
+    );
+    await endAt(had.id, T0 + SECOND / 2);
     const other = had.proxyNumber === '+2348000000003' ? '+2348000000004' : '+2348000000003';
     const [otherId] = await dataSource.query(`SELECT id FROM proxy_numbers WHERE number = $1`, [other]);
     const [hadId] = await dataSource.query(`SELECT id FROM proxy_numbers WHERE number = $1`, [had.proxyNumber]);
@@ -159,10 +167,12 @@ describe('relay routing and the reservation on the broker’s clock', () => {
     const order = [otherId.id, hadId.id];
     const later = new Date(T0 + SECOND);
 
-    const usual = await live(input({ channels: ['voice', 'sms'], participants: ['+2348031099011', rider], loadOrder: order, now: later }));
+    const usual = await live(
+      input({ channels: ['voice', 'sms'], participants: ['+2348031099011', rider], loadOrder: order, now: later, quarantineSeconds: 0 }),
+    );
     expect(usual.proxyNumber).toBe(other);
     // The rider's most recent session is now that one, as second participant: the preference follows the rider's rows.
-    await dataSource.query(`UPDATE session_participants SET active = false WHERE session_id = $1`, [usual.id]);
+    await endAt(usual.id, T0 + 1.5 * SECOND);
     const sticky = await live(
       input({
         channels: ['voice', 'sms'],
@@ -170,6 +180,7 @@ describe('relay routing and the reservation on the broker’s clock', () => {
         loadOrder: [hadId.id, otherId.id],
         preferSticky: true,
         now: new Date(T0 + 2 * SECOND),
+        quarantineSeconds: 0,
       }),
     );
     expect(sticky.proxyNumber).toBe(other);
@@ -181,6 +192,7 @@ describe('relay routing and the reservation on the broker’s clock', () => {
         loadOrder: order,
         preferSticky: true,
         now: new Date(T0 + 3 * SECOND),
+        quarantineSeconds: 0,
       }),
     );
     expect(again.proxyNumber).toBe(had.proxyNumber);

@@ -54,7 +54,10 @@ export interface SessionTransaction {
   lockExpired(limit: number, now: Date): Promise<Session[]>;
   /** The account's active sessions named `uniqueName` that are past their inactiveAt at `now`, locked. */
   lockLapsedNamed(accountId: string, uniqueName: string, now: Date): Promise<Session[]>;
-  /** Writes each session's ended status, endedAt and expiredReason, and frees its participants for other sessions. */
+  /**
+   * Writes each session's ended status, endedAt and expiredReason, and frees its participants for other sessions (after
+   * the quarantine, SESSION_NUMBER_QUARANTINE_SECONDS from endedAt, for anyone but each other on this number).
+   */
   end(sessions: readonly Session[]): Promise<void>;
   /** Records an event in the outbox, in this transaction; the delivery workers are woken once it has committed. */
   record(event: SessionEventInput): Promise<void>;
@@ -300,7 +303,13 @@ class PostgresSessionTransaction implements SessionTransaction {
         WHERE s.id = e.id`,
       [ids, sessions.map((s) => s.status), sessions.map((s) => s.endedAt), sessions.map((s) => s.expiredReason)],
     );
-    await this.manager.query('UPDATE session_participants SET active = false WHERE session_id = ANY($1::uuid[])', [ids]);
+    // A participant left the session when it ended: its quarantine on the number runs from there (a close comes before inactiveAt).
+    await this.manager.query(
+      `UPDATE session_participants sp SET active = false, expires_at = least(sp.expires_at, e.ended_at)
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS e(id, ended_at)
+        WHERE sp.session_id = e.id`,
+      [ids, sessions.map((s) => s.endedAt)],
+    );
   }
 
   async record(event: SessionEventInput): Promise<void> {

@@ -15,7 +15,13 @@ import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, sessionChannels, type CreateSessionDto } from './dto/create-session.dto';
 import type { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
 import { InteractionDto, SessionDto, type InteractionListDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
-import { ParticipantLimitError, PoolExhaustedError, SessionAllocator, UniqueNameTakenError } from './session-allocator';
+import {
+  ParticipantLimitError,
+  PoolExhaustedError,
+  SessionAllocator,
+  UniqueNameTakenError,
+  type ReservationRequest,
+} from './session-allocator';
 import { ended } from './session-expiry';
 import type { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
@@ -76,39 +82,44 @@ export class SessionsService {
     await this.destinations.assertAllowed(accountId, channels.includes('sms') ? 'sms' : 'voice', participants);
     const attempts: Attempt[] = [];
     let overLimit: ParticipantLimitError | undefined;
+    /** Numbers the quarantine alone kept from these participants, on every provider tried. */
+    let quarantined = 0;
     for (const candidate of this.registry.candidates()) {
       const provider = candidate.provider.name;
+      const request: ReservationRequest = {
+        accountId,
+        provider,
+        channels,
+        participants,
+        ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
+        idleTtlSeconds: body.idleTtlSeconds ?? null,
+        callbackUrl: body.callbackUrl ?? null,
+        metadata: body.metadata ?? {},
+        idempotencyKey,
+        uniqueName: body.uniqueName ?? null,
+        interceptUrl: body.interceptUrl ?? null,
+        preferSticky: body.numberSelection === 'prefer-sticky',
+      };
+      // The broker is the session store for a vendor that keeps none (docs/design.md#sessions-and-the-pool-rule): nothing to
+      // ask it, no network wait, so the session, its event and its number are one statement and one commit. A probe
+      // session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
+      const keepsSessions = candidate.provider.keepsSessions;
       let reservation: Session;
       try {
-        reservation = await this.timed('reserve', () =>
-          this.allocator.reserve({
-            accountId,
-            provider,
-            channels,
-            participants,
-            ttlSeconds: body.ttlSeconds ?? DEFAULT_TTL_SECONDS,
-            idleTtlSeconds: body.idleTtlSeconds ?? null,
-            callbackUrl: body.callbackUrl ?? null,
-            metadata: body.metadata ?? {},
-            idempotencyKey,
-            uniqueName: body.uniqueName ?? null,
-            interceptUrl: body.interceptUrl ?? null,
-            preferSticky: body.numberSelection === 'prefer-sticky',
-          }),
-        );
+        reservation = keepsSessions
+          ? await this.timed('reserve', () => this.allocator.reserve(request))
+          : await this.timed('create', () => this.allocator.create(request));
       } catch (error) {
         if (error instanceof UniqueNameTakenError) throw this.failed(uniqueNameTaken(error));
         if (error instanceof ParticipantLimitError) overLimit = error;
-        else if (!(error instanceof PoolExhaustedError)) throw error;
+        else if (error instanceof PoolExhaustedError) quarantined += error.quarantined;
+        else throw error;
         attempts.push({ provider, outcome: 'pool exhausted' });
         continue;
       }
-      if (!candidate.provider.keepsSessions) {
-        // The broker is the session store for this vendor (docs/design.md#sessions-and-the-pool-rule): nothing to ask it, no network wait.
-        // A probe session proves the vendor by its texts and calls (docs/design.md#provider-breaker).
-        const session = await this.timed('activate', () => this.activate(reservation, null, work));
+      if (!keepsSessions) {
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(session, new Date(this.clock.now()));
+        return SessionDto.from(reservation, new Date(this.clock.now()));
       }
       const bound = await this.timed('bind', () =>
         this.registry.call(provider, 'bind', candidate.probe, (p) =>
@@ -143,7 +154,9 @@ export class SessionsService {
       this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
       throw this.failed(participantLimit(overLimit));
     }
-    throw this.failed(noProvider(attempts));
+    if (quarantined > 0 && attempts.every((a) => a.outcome === 'pool exhausted'))
+      this.metrics.limitRefusals.inc({ limit: 'session_number_quarantine' });
+    throw this.failed(noProvider(attempts, { quarantined, seconds: this.config.sessions.numberQuarantineSeconds }));
   }
 
   /** Counts a create that ended without a session in `broker_sessions_failed_total{reason}` (the problem's type). */
@@ -243,7 +256,7 @@ export class SessionsService {
   }
 
   /** Feeds `broker_session_create_step_seconds`: each step's share of a create, in production. */
-  private async timed<T>(step: 'reserve' | 'bind' | 'activate', work: () => Promise<T>): Promise<T> {
+  private async timed<T>(step: 'reserve' | 'bind' | 'activate' | 'create', work: () => Promise<T>): Promise<T> {
     const started = performance.now();
     try {
       return await work();
@@ -309,7 +322,7 @@ function participantLimit(error: ParticipantLimitError): ProblemException {
   });
 }
 
-function noProvider(attempts: Attempt[]): ProblemException {
+function noProvider(attempts: Attempt[], quarantine: { quarantined: number; seconds: number }): ProblemException {
   if (attempts.length === 0) {
     return new ProblemException({
       status: 503,
@@ -323,7 +336,11 @@ function noProvider(attempts: Attempt[]): ProblemException {
       status: 503,
       slug: 'pool-exhausted',
       title: 'Proxy number pool exhausted',
-      detail: `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.`,
+      detail:
+        `Pool exhausted: no proxy number is free for these participants on ${attempts.map((a) => a.provider).join(' or ')}.` +
+        (quarantine.quarantined > 0
+          ? ` ${quarantine.quarantined} of them ${quarantine.quarantined === 1 ? 'is' : 'are'} held by the quarantine: one of the two had a session there with someone else in the last ${quarantine.seconds} s (SESSION_NUMBER_QUARANTINE_SECONDS), so that a text to an old masked number reaches no stranger.`
+          : ''),
       extensions: { attempts },
     });
   }

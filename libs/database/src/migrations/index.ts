@@ -23,6 +23,9 @@ import { InteractionTextRetention1796161000000 } from './1796161000000-Interacti
 import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
 import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
 import { SessionRescue1796180000000 } from './1796180000000-SessionRescue';
+import { NumberQuarantine1796190000000 } from './1796190000000-NumberQuarantine';
+import { CreateInOneStatement1796191000000 } from './1796191000000-CreateInOneStatement';
+import { PoolUsageCounts1796192000000 } from './1796192000000-PoolUsageCounts';
 import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides';
 import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -51,6 +54,9 @@ export const MIGRATIONS: Function[] = [
   InteractionTextRetention1796161000000,
   TwilioProxyCompat1796170000000,
   SessionRescue1796180000000,
+  NumberQuarantine1796190000000,
+  CreateInOneStatement1796191000000,
+  PoolUsageCounts1796192000000,
   BreakerOverrides1796200000000,
   WebhookEventTextRetention1796201000000,
 ];

@@ -74,10 +74,11 @@ export class ProviderHealthDto {
   activeSessionsByChannels: Record<string, number>;
 
   @ApiProperty({
-    description: 'Proxy numbers: held, enabled, carrying at least one active session; and the enabled ones that carry voice, sms.',
-    example: { total: 10, enabled: 10, inUse: 3, voice: 10, sms: 8 },
+    description:
+      'Proxy numbers: held, enabled, carrying at least one active session; and the enabled ones that carry voice, sms. `quarantineSeconds` (SESSION_NUMBER_QUARANTINE_SECONDS): after a session ends, its number takes neither participant with anyone else for this long, so a participant who meets k different people within it needs k numbers of the pool, not one (docs/design.md#number-quarantine).',
+    example: { total: 10, enabled: 10, inUse: 3, voice: 10, sms: 8, quarantineSeconds: 86400 },
   })
-  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number };
+  pool: { total: number; enabled: number; inUse: number; voice: number; sms: number; quarantineSeconds: number };
 
   @ApiProperty({
     enum: ['cluster', 'replica'],

@@ -200,7 +200,8 @@ export class CreateSessionDto {
   @ApiPropertyOptional({
     enum: ['any', 'prefer-sticky'],
     default: 'any',
-    description: '`prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule allows it.',
+    description:
+      '`prefer-sticky`: the proxy number the first participant had in their most recent session, when the pool rule and the number quarantine (SESSION_NUMBER_QUARANTINE_SECONDS: with another partner, only once it has passed) allow it.',
   })
   @IsOptional()
   @IsIn(['any', 'prefer-sticky'], { message: 'numberSelection must be any or prefer-sticky' })
