@@ -72,8 +72,11 @@ const RESERVE_SQL = `/* twilio-proxy.reserve */
     SELECT $10, $2, $4, 'pending', $3, c.id, c.number, $11, '{}', $13, $14, $15, $16, $17, $15 FROM candidate c
     RETURNING proxy_number_id, proxy_number
   ), rows AS (
-    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, account_id, shared_slot, created_at)
-    SELECT $10, n, i.proxy_number_id, true, $15, $2, NULL, $6 FROM ins i, unnest($12::text[]) AS n
+    INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, account_id, shared_slot, created_at, partner)
+    SELECT $10, n, i.proxy_number_id, true, $15, $2, NULL, $6,
+           -- The other participant ('' while the Session holds one: the number quarantine then holds the row from all).
+           COALESCE((SELECT o FROM unnest($11::text[]) AS o WHERE o <> n LIMIT 1), '')
+      FROM ins i, unnest($12::text[]) AS n
   )
   SELECT proxy_number_id, proxy_number FROM ins`;
 
