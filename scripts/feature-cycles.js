@@ -108,8 +108,7 @@ async function main() {
   const { cycles, total } = elementaryCycles(edges);
   const where = relative(root, SRC).split(sep).join('/');
   const pairs = [];
-  for (const [from, targets] of edges)
-    for (const to of targets.keys()) if (from < to && edges.get(to)?.has(from)) pairs.push([from, to]);
+  for (const [from, targets] of edges) for (const to of targets.keys()) if (from < to && edges.get(to)?.has(from)) pairs.push([from, to]);
   for (const [a, b] of pairs.sort()) {
     console.log(`${a} ⇄ ${b}`);
     console.log(`  ${edges.get(a).get(b)}`);
