@@ -10,7 +10,7 @@
  * other; any other key is unknown. The admin token is `ADMIN_TOKEN` unless the spec's environment unsets it.
  */
 import type { Server } from 'node:http';
-import { type INestApplication, type Provider, type Type } from '@nestjs/common';
+import { type INestApplication, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -37,6 +37,8 @@ export interface ControllerContext {
 }
 
 export interface ControllerSetup {
+  /** Modules the controller needs as they are (Terminus for the health routes). */
+  imports?: ModuleMetadata['imports'];
   /** The controller's collaborators, as `{ provide: Service, useValue: mock }`. */
   providers?: Provider[];
   /** Variables over the spec defaults (ADMIN_TOKEN set), read by `loadConfig` as at start-up. */
@@ -55,6 +57,7 @@ export async function controllerSetup(controllers: Type[], setup: ControllerSetu
   const clock = new ManualClock(T0);
   const accounts = { authenticate: (key: string) => Promise.resolve(PRINCIPALS.get(key) ?? null), ...setup.accounts };
   const module = await Test.createTestingModule({
+    imports: setup.imports ?? [],
     controllers,
     providers: [
       { provide: BROKER_CONFIG, useValue: config },
