@@ -241,6 +241,29 @@ describe('operator CLI against the running broker', () => {
     expect(notParticipant.err).toMatch(/not a participant.*\(422 Not a participant\)$/);
   });
 
+  it('shows, sets and turns off the account’s session rescue with its API key', async () => {
+    const as = async (...argv: string[]): Promise<CliResult> => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli(argv, { url: broker.url, apiKey: API_KEY }, { stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    expect(await as('rescue', 'show')).toEqual({ code: 0, out: 'rescue  off: sessions stay on their provider until they end', err: '' });
+    expect(await as('rescue', 'set', '300', 'Reply here to keep talking to your driver')).toEqual({
+      code: 0,
+      out: 'rescue  on: sessions move off a provider OPEN for 300 s\nnotice  Reply here to keep talking to your driver',
+      err: '',
+    });
+    const read = await fetch(`${broker.url}/v1/account/rescue`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await read.json()).toEqual({ enabled: true, afterSeconds: 300, notice: 'Reply here to keep talking to your driver' });
+    expect((await as('rescue', 'set', '0')).out).toBe('rescue  on: sessions move off a provider OPEN for 0 s\nnotice  none');
+    // What the CLI can tell is wrong is a usage error; what the broker refuses is its problem, on one line.
+    expect(await as('rescue', 'set', 'soon')).toMatchObject({ code: 2, err: expect.stringContaining('after-seconds is a whole number') });
+    expect(await as('rescue', 'set', '604801')).toMatchObject({ code: 1, err: expect.stringMatching(/^broker: afterSeconds: .*\(400 /) });
+    expect(await as('rescue', 'off', '--json')).toMatchObject({ code: 0, out: expect.stringContaining('"enabled": false') });
+    expect((await cli('rescue', 'show')).code).toBe(2);
+  });
+
   it('runs as `npm run broker -- <command>`, reading BROKER_URL and ADMIN_TOKEN', async () => {
     const result = await new Promise<CliResult>((done, fail) => {
       const child = spawn('npm', ['run', '--silent', 'broker', '--', 'providers', 'list'], {

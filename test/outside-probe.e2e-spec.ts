@@ -310,7 +310,7 @@ describe('issue #29: what an outside probe found', () => {
         expect(await status(broker.url, REVOKED)).toBe(401);
         const said = logs.join('\n');
         expect(said).toContain(`revoked API key ${DROP.slice(0, 10)}…: no longer configured (BROKER_API_KEY)`);
-        expect(said).toContain(`API key ${REVOKED.slice(0, 10)}… is in BROKER_API_KEY but was revoked by an operator`);
+        expect(said).toContain(`API key ${REVOKED.slice(0, 10)}… is configured (BROKER_API_KEY) but was revoked by an operator`);
         expect(said).not.toContain(DROP);
         await broker.close();
 

@@ -39,6 +39,9 @@ const SDK_TYPE_OF: Record<string, string> = {
   DefaultCountryDto: 'AccountDefaultCountry',
   InterceptUrlDto: 'AccountInterceptUrl',
   SendMessageDto: 'SendMessageInput',
+  SessionNumberDto: 'SessionNumber',
+  RescueSettingsDto: 'AccountRescue',
+  SetRescueDto: 'SetRescueInput',
 };
 
 /** Schemas the SDK does not mirror, and why. */

@@ -3,7 +3,7 @@
  * uses them on day one: the account's callback URL and its secret, a rotation, sessions, the events each
  * change sends (received by the documented example receiver and verified by `constructEvent`, typed by
  * `type`), the event history page by page and one delivery with its attempts. Errors carry the request
- * id the broker logged the call under.
+ * id the broker logged the call under. Session rescue: its setting, and the rebound it sends.
  */
 import { jest } from '@jest/globals';
 import { createServer } from 'node:http';
@@ -13,6 +13,7 @@ import {
   BrokerConflictError,
   BrokerNetworkError,
   BrokerNotFoundError,
+  BrokerValidationError,
   constructInterceptRequest,
   type BrokerEvent,
   type InterceptRequest,
@@ -23,7 +24,8 @@ import {
 import { describeEvent, webhookReceiver } from '../libs/sdk/examples/webhook-receiver';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { eventually, freePort } from './support/processes';
-import { simInbound } from './support/sim-control';
+import { SessionRescue } from '../apps/broker/src/rescue/session-rescue';
+import { setFault, simInbound } from './support/sim-control';
 
 jest.setTimeout(90_000);
 
@@ -229,6 +231,40 @@ describe('SDK parity with the API, against the running broker', () => {
     for await (const event of client.watchCpaasHealth()) {
       expect(event.type).toBe('snapshot');
       break;
+    }
+  });
+
+  it('turns session rescue on and off, and types the rebound a rescue sends', async () => {
+    const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/broker-events`;
+    await client.setCallbackUrl(callbackUrl);
+    expect(await client.getRescue()).toEqual({ enabled: false, afterSeconds: null, notice: null });
+    const notice = 'Keep texting this number to reach your driver.';
+    expect(await client.setRescue({ afterSeconds: 0, notice })).toEqual({ enabled: true, afterSeconds: 0, notice });
+    expect(await client.getRescue()).toEqual({ enabled: true, afterSeconds: 0, notice });
+    const refused = await client.setRescue({ afterSeconds: -5 }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BrokerValidationError);
+
+    const session = await client.createSession({ channel: 'sms', participants: participants() });
+    expect(session.numberHistory).toEqual([
+      { provider: 'primary', proxyNumber: session.proxyNumber, since: session.createdAt, until: null },
+    ]);
+    try {
+      // The primary goes down; creates fail over until its breaker opens; afterSeconds 0: due at once.
+      await setFault(broker.sim.url, 'primary', { mode: 'down' });
+      for (let i = 0; i < 5; i++) await client.createSession({ channel: 'sms', participants: participants() });
+      await broker.app.get(SessionRescue).runOnce();
+      const rebound = await waitFor('session.rebound', session.id);
+      expect(rebound.data).toMatchObject({
+        from: { provider: 'primary', proxyNumber: session.proxyNumber },
+        to: { provider: 'failover', proxyNumber: rebound.data.session.proxyNumber },
+      });
+      expect(rebound.data.session).toEqual(await client.getSession(session.id));
+      expect(rebound.data.session.numberHistory.map((n) => n.provider)).toEqual(['primary', 'failover']);
+      expect(describeEvent(rebound)).toContain(`moved off primary ${session.proxyNumber} to failover`);
+      expect(await client.disableRescue()).toEqual({ enabled: false, afterSeconds: null, notice: null });
+    } finally {
+      await setFault(broker.sim.url, 'primary', { mode: 'ok' });
+      await client.setCallbackUrl(null);
     }
   });
 

@@ -74,6 +74,7 @@ export class InMemorySessionRepository implements SessionRepository {
       endedAt: null,
       idempotencyKey: null,
       releasedAt: null,
+      numberHistory: [],
       ...fields,
     };
     this.sessions.set(session.id, session);
@@ -189,6 +190,17 @@ export class InMemorySessionRepository implements SessionRepository {
       session: { ...found },
       interceptUrl: found.interceptUrl ?? this.accountInterceptUrls.get(found.accountId) ?? null,
     });
+  }
+
+  findMovedFrom(provider: string, proxyNumber: string, participant: string, now: Date): Promise<Session | null> {
+    const found = [...this.sessions.values()].find(
+      (s) =>
+        s.numberHistory.some((n) => n.provider === provider && n.proxyNumber === proxyNumber) &&
+        s.participants.includes(participant) &&
+        s.status === 'active' &&
+        s.inactiveAt > now,
+    );
+    return Promise.resolve(copy(found));
   }
 }
 

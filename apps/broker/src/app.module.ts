@@ -16,6 +16,7 @@ import { NumbersModule } from './numbers/numbers.module';
 import { OpsModule } from './ops';
 import { ProvidersModule } from './providers/providers.module';
 import { RelayModule } from './relay/relay.module';
+import { RescueModule } from './rescue/rescue.module';
 import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
 
@@ -37,6 +38,7 @@ export class AppModule {
         NumbersModule,
         SessionsModule,
         RelayModule,
+        RescueModule,
         HealthModule,
         NotificationsModule,
         OpsModule,

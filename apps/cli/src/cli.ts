@@ -61,7 +61,7 @@ export function helpText(): string {
     'Options:',
     `  --url <url>            the broker (default: $BROKER_URL, else http://127.0.0.1:$PORT, else ${DEFAULT_BROKER_URL})`,
     "  --admin-token <token>  the broker's ADMIN_TOKEN (default: $ADMIN_TOKEN)",
-    "  --api-key <key>        an account's API key, for the sessions commands (default: $BROKER_API_KEY)",
+    "  --api-key <key>        an account's API key, for the sessions and rescue commands (default: $BROKER_API_KEY)",
     "  --json                 print the API's JSON answer instead of text",
     '  -h, --help             this help',
     '',

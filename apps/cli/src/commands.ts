@@ -1,5 +1,5 @@
 /** Every CLI command: its words, arguments, options, one-line summary, and what it does. */
-import type { BrokerClient, Interaction, ProviderHealth, Session } from '@app/sdk';
+import type { AccountRescue, BrokerClient, Interaction, ProviderHealth, Session } from '@app/sdk';
 import type { AdminApi, ApiKeyView, NumberImportView } from './admin-api';
 import { percent, table } from './table';
 import { terminalJson } from './terminal-text';
@@ -68,11 +68,19 @@ function sessionLines(session: Session): string[] {
     `status       ${session.status}${session.expiredReason ? ` (${session.expiredReason})` : ''}`,
     `channels     ${session.channels.join(',')}`,
     `proxy        ${session.proxyNumber} on ${session.provider}`,
+    ...session.numberHistory
+      .slice(0, -1)
+      .map((n) => `before       ${n.proxyNumber} on ${n.provider}, until ${n.until} (moved by a rescue)`),
     `participants ${participants}`,
     `expires      ${session.expiresAt}${session.idleTtlSeconds ? `, or ${session.idleTtlSeconds} s after its last interaction` : ''}`,
     `last         ${session.lastInteractionAt ?? 'no interaction yet'}`,
     ...(session.uniqueName ? [`name         ${session.uniqueName}`] : []),
   ];
+}
+
+function rescueLines(rescue: AccountRescue): string[] {
+  if (!rescue.enabled) return ['rescue  off: sessions stay on their provider until they end'];
+  return [`rescue  on: sessions move off a provider OPEN for ${rescue.afterSeconds} s`, `notice  ${rescue.notice ?? 'none'}`];
 }
 
 function interactionLine(interaction: Interaction): string {
@@ -130,6 +138,44 @@ export const COMMANDS: Command[] = [
       const [id, to, text] = context.args;
       const sent = await context.account.sendMessage(id, { to, text });
       output(context, sent, () => `sent  ${interactionLine(sent)}`);
+    },
+  },
+  {
+    words: ['rescue', 'show'],
+    args: [],
+    options: [],
+    auth: 'account',
+    summary:
+      'whether the account’s sessions move off a provider that stays down, after how long, and the notice (needs the account’s API key)',
+    async run(context) {
+      const rescue = await context.account.getRescue();
+      output(context, rescue, () => rescueLines(rescue).join('\n'));
+    },
+  },
+  {
+    words: ['rescue', 'set'],
+    args: ['after-seconds', 'notice'],
+    required: 1,
+    options: [],
+    auth: 'account',
+    summary:
+      'move the account’s sessions off a provider OPEN this many seconds, texting the notice from the new number (needs its API key)',
+    async run(context) {
+      const [after, notice] = context.args;
+      if (!/^\d+$/.test(after)) throw new UsageError(`after-seconds is a whole number of seconds (got "${after}")`);
+      const rescue = await context.account.setRescue({ afterSeconds: Number(after), notice: notice ?? null });
+      output(context, rescue, () => rescueLines(rescue).join('\n'));
+    },
+  },
+  {
+    words: ['rescue', 'off'],
+    args: [],
+    options: [],
+    auth: 'account',
+    summary: 'turn session rescue off: sessions stay on their provider until they end (needs the account’s API key)',
+    async run(context) {
+      const rescue = await context.account.disableRescue();
+      output(context, rescue, () => rescueLines(rescue).join('\n'));
     },
   },
   {

@@ -47,6 +47,10 @@ export function describeEvent(event: WebhookEvent): string {
       return `interaction.blocked: ${event.data.channel} ${event.data.from} -> ${event.data.to}: ${event.data.reason}`;
     case 'interaction.out_of_session':
       return `interaction.out_of_session: ${event.data.channel} from ${event.data.from} to ${event.data.proxyNumber} (${event.data.reason})`;
+    case 'session.rebound':
+      return `session.rebound: session ${event.data.session.id} moved off ${event.data.from.provider} ${event.data.from.proxyNumber} to ${event.data.to.provider} ${event.data.to.proxyNumber}`;
+    case 'session.rescue_failed':
+      return `session.rescue_failed: session ${event.data.session.id} stays on ${event.data.from.provider}: ${event.data.reason}`;
     case 'provider.state_changed':
       return `provider.state_changed: ${event.data.provider} ${event.data.from} -> ${event.data.to}`;
   }

@@ -13,6 +13,7 @@ import type {
   AccountCallbackUrl,
   AccountDefaultCountry,
   AccountInterceptUrl,
+  AccountRescue,
   BrokerEvent,
   CpaasHealth,
   CpaasHealthEvent,
@@ -27,6 +28,7 @@ import type {
   SendMessageInput,
   Session,
   SessionPage,
+  SetRescueInput,
   WebhookSecretStatus,
 } from './types';
 import { SDK_VERSION } from './version';
@@ -248,6 +250,25 @@ export class BrokerClient {
    */
   async setInterceptUrl(interceptUrl: string | null, options: CallOptions = {}): Promise<AccountInterceptUrl> {
     return this.json<AccountInterceptUrl>({ method: 'PUT', path: '/v1/account/intercept-url', body: { interceptUrl } }, options);
+  }
+
+  /** Whether the account's sessions are rescued from a provider that stays down (`GET /v1/account/rescue`). */
+  async getRescue(options: CallOptions = {}): Promise<AccountRescue> {
+    return this.json<AccountRescue>({ method: 'GET', path: '/v1/account/rescue' }, options);
+  }
+
+  /**
+   * Turns session rescue on: once a provider's breaker has been OPEN for `afterSeconds`, each of the account's active
+   * sessions on it moves to a new proxy number on a provider that admits it (`session.rebound`, or
+   * `session.rescue_failed`), each participant texted `notice` from the new number where the session has texts.
+   */
+  async setRescue(input: SetRescueInput, options: CallOptions = {}): Promise<AccountRescue> {
+    return this.json<AccountRescue>({ method: 'PUT', path: '/v1/account/rescue', body: input }, options);
+  }
+
+  /** Turns it off: sessions stay on their provider until they end (the default). */
+  async disableRescue(options: CallOptions = {}): Promise<AccountRescue> {
+    return this.json<AccountRescue>({ method: 'DELETE', path: '/v1/account/rescue' }, options);
   }
 
   /** Whether a signing secret exists, since when, and until when the previous one signs; never the secret. */

@@ -24,10 +24,12 @@ export interface Session {
   status: SessionStatus;
   /** Set once it expired. */
   expiredReason: ExpiredReason | null;
-  /** The provider the session was created on; it keeps it until it ends. */
+  /** The provider the session is on: the one it was created on, unless a rescue moved it (`numberHistory`). */
   provider: string;
   /** The masked number both participants see, E.164. */
   proxyNumber: string;
+  /** Every proxy number the session has had, oldest first; the last is its current one. More than one only after a rescue. */
+  numberHistory: SessionNumber[];
   /** The two participants, in the order they were given. */
   participants: Participant[];
   createdAt: string;
@@ -43,6 +45,16 @@ export interface Session {
   interceptUrl: string | null;
   /** What was given at creation; `{}` when nothing was. */
   metadata: Record<string, unknown>;
+}
+
+/** One proxy number a session has had (`Session.numberHistory`). */
+export interface SessionNumber {
+  provider: string;
+  proxyNumber: string;
+  /** When the session got it: its creation, or the rescue that moved it there. */
+  since: string;
+  /** When a rescue moved the session off it; null for the current one. */
+  until: string | null;
 }
 
 /** `channels` (one or both), or the older `channel` (one). */
@@ -115,6 +127,23 @@ export interface Interaction {
   to: string;
   status: InteractionStatus;
   createdAt: string;
+}
+
+/** `GET`, `PUT` and `DELETE /v1/account/rescue`: whether the account's sessions leave a provider that stays down. */
+export interface AccountRescue {
+  enabled: boolean;
+  /** Seconds a provider's breaker must have been OPEN before its sessions move; null while rescue is off. */
+  afterSeconds: number | null;
+  /** Texted to each participant from the new number after a move (sessions with texts); null: none. */
+  notice: string | null;
+}
+
+/** `PUT /v1/account/rescue`. */
+export interface SetRescueInput {
+  /** 0 to 604 800 (7 days); 0: as soon as the breaker opens. */
+  afterSeconds: number;
+  /** 1 to 1 600 characters; null or left out: no text. */
+  notice?: string | null;
 }
 
 /** `GET` and `PUT /v1/account/intercept-url`. */
@@ -322,10 +351,11 @@ export interface InteractionBlockedData extends WebhookEventDataBase {
 /**
  * `data` of `interaction.out_of_session`: a text or call to one of your numbers that reached no relay. `no-session`:
  * a sender without a live session on a number dedicated to your account (sessionId null); `channel-not-in-session`:
- * a participant on a channel their session does not have.
+ * a participant on a channel their session does not have; `session-rebound`: a participant on the number a rescue
+ * moved their session off (`movedTo` says where it is now).
  */
 export interface InteractionOutOfSessionData extends WebhookEventDataBase {
-  reason: 'no-session' | 'channel-not-in-session';
+  reason: 'no-session' | 'channel-not-in-session' | 'session-rebound';
   sessionId: string | null;
   interactionId: string | null;
   channel: Channel;
@@ -334,6 +364,36 @@ export interface InteractionOutOfSessionData extends WebhookEventDataBase {
   provider: string;
   /** A text's body. */
   text?: string;
+  /** `session-rebound`: the session's number now. */
+  movedTo?: ProviderNumber;
+}
+
+/** A proxy number on a provider. */
+export interface ProviderNumber {
+  provider: string;
+  proxyNumber: string;
+}
+
+/** `data` of `session.rebound`: a rescue moved the session off a provider that stayed down; same id, new number. */
+export interface SessionReboundData extends WebhookEventDataBase {
+  /** The session as it is now, on its new number. */
+  session: Session;
+  from: ProviderNumber;
+  to: ProviderNumber;
+  /** Why: the provider left, since when it has been OPEN, and what tripped it. */
+  reason: string;
+  /** When the provider left opened (names the outage: a session moves at most once per outage). */
+  outageStartedAt: string;
+}
+
+/** `data` of `session.rescue_failed`: no provider that admitted the session had a number free for it; it stays where it is. */
+export interface SessionRescueFailedData extends WebhookEventDataBase {
+  session: Session;
+  from: ProviderNumber;
+  reason: string;
+  /** Each provider tried, and what it answered (`pool exhausted: …`, `participant limit: …`, a refusal). */
+  attempts: Array<{ provider: string; outcome: string }>;
+  outageStartedAt: string;
 }
 
 /** `data` of `provider.state_changed` (sent to OPS_WEBHOOK_URL only). */
@@ -349,6 +409,8 @@ export interface EventDataByType {
   'call.completed': CallCompletedData;
   'interaction.blocked': InteractionBlockedData;
   'interaction.out_of_session': InteractionOutOfSessionData;
+  'session.rebound': SessionReboundData;
+  'session.rescue_failed': SessionRescueFailedData;
   'provider.state_changed': ProviderStateChangedData;
 }
 

@@ -3,6 +3,7 @@ import { Check, Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 
 /** A customer of the broker. Sessions, keys and callback settings belong to one account. */
 @Entity('accounts')
 @Check('chk_accounts_default_country', `"default_country" ~ '^[A-Z]{2}$'`)
+@Check('chk_accounts_rescue', `"rescue_after_seconds" >= 0 AND ("rescue_notice" IS NULL OR "rescue_after_seconds" IS NOT NULL)`)
 export class Account {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -32,6 +33,17 @@ export class Account {
   /** ISO 3166 country whose national numbers participants may be written in (`PUT /v1/account/default-country`); null: E.164 only. */
   @Column({ name: 'default_country', type: 'text', nullable: true })
   defaultCountry: string | null;
+
+  /**
+   * Session rescue (`PUT /v1/account/rescue`, docs/design.md#session-rescue): once a provider has been OPEN this
+   * long, the account's active sessions on it move to a provider that admits them; null: they stay (the default).
+   */
+  @Column({ name: 'rescue_after_seconds', type: 'integer', nullable: true })
+  rescueAfterSeconds: number | null;
+
+  /** Texted to each participant from the new number after a rescue, where the session has the sms channel; null: nothing. */
+  @Column({ name: 'rescue_notice', type: 'text', nullable: true })
+  rescueNotice: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -66,6 +66,13 @@ export interface BrokerConfig {
     /** SESSION_PARTICIPANT_LIMIT: active sessions per account and participant number. */
     participantLimit: number;
   };
+  /** Session rescue (docs/design.md#session-rescue): the breaker leader's pace and how often it looks. */
+  rescue: {
+    /** RESCUE_MOVES_PER_SECOND: at most this many moves a second, cluster-wide. */
+    movesPerSecond: number;
+    /** RESCUE_CHECK_INTERVAL_MS. */
+    checkIntervalMs: number;
+  };
   /** The synchronous question asked before each relay and bridge of a session with an intercept URL. */
   intercept: {
     timeoutMs: number;

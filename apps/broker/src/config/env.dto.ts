@@ -237,6 +237,14 @@ export class EnvironmentVariables {
   @MaxLength(480)
   OUT_OF_SESSION_REPLY = 'reject';
 
+  /** Sessions a session rescue moves per second at most, cluster-wide (the breaker leader moves them): a large pool does not hammer the failover. */
+  @NumberVar(0.01, 1000)
+  RESCUE_MOVES_PER_SECOND = 10;
+
+  /** How often the breaker leader looks for sessions due a rescue (a provider OPEN for an account's afterSeconds). */
+  @IntVar(10, 3_600_000)
+  RESCUE_CHECK_INTERVAL_MS = 1_000;
+
   /** How long the broker waits for an intercept URL's answer before INTERCEPT_ON_ERROR decides. */
   @IntVar(10, 30_000)
   INTERCEPT_TIMEOUT_MS = 2_000;

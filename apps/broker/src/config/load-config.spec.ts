@@ -439,3 +439,24 @@ describe('TRUST_PROXY', () => {
     },
   );
 });
+
+describe('session rescue settings', () => {
+  it('moves at most 10 sessions a second and looks for due rescues every second by default', () => {
+    expect(loadConfig({}).rescue).toEqual({ movesPerSecond: 10, checkIntervalMs: 1_000 });
+  });
+
+  it('takes RESCUE_MOVES_PER_SECOND from 0.01 to 1000 and RESCUE_CHECK_INTERVAL_MS from 10 to 3 600 000', () => {
+    expect(loadConfig({ RESCUE_MOVES_PER_SECOND: '0.01', RESCUE_CHECK_INTERVAL_MS: '10' }).rescue).toEqual({
+      movesPerSecond: 0.01,
+      checkIntervalMs: 10,
+    });
+    expect(loadConfig({ RESCUE_MOVES_PER_SECOND: '1000', RESCUE_CHECK_INTERVAL_MS: '3600000' }).rescue).toEqual({
+      movesPerSecond: 1000,
+      checkIntervalMs: 3_600_000,
+    });
+    for (const rate of ['0', '0.009', '1001', 'fast'])
+      expect(() => loadConfig({ RESCUE_MOVES_PER_SECOND: rate })).toThrow(/RESCUE_MOVES_PER_SECOND must be a number from 0.01 to 1000/);
+    for (const ms of ['9', '3600001', '2.5'])
+      expect(() => loadConfig({ RESCUE_CHECK_INTERVAL_MS: ms })).toThrow(/RESCUE_CHECK_INTERVAL_MS must be an integer from 10 to 3600000/);
+  });
+});

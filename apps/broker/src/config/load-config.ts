@@ -128,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined>, runtime: Con
       simSeedNumbers: vars.SIM_SEED_NUMBERS,
       participantLimit: vars.SESSION_PARTICIPANT_LIMIT,
     },
+    rescue: { movesPerSecond: vars.RESCUE_MOVES_PER_SECOND, checkIntervalMs: vars.RESCUE_CHECK_INTERVAL_MS },
     intercept: { timeoutMs: vars.INTERCEPT_TIMEOUT_MS, onError: vars.INTERCEPT_ON_ERROR },
     notifications: {
       opsWebhookUrl: vars.OPS_WEBHOOK_URL,

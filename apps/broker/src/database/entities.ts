@@ -7,6 +7,7 @@ import { BreakerTransitionRecord } from '../providers/breaker-transition.entity'
 import { ClusterLeaseRecord } from '../providers/cluster/leader-lease.entity';
 import { ProviderStateRecord } from '../providers/provider-state.entity';
 import { Interaction } from '../relay/interaction.entity';
+import { SessionMove } from '../rescue/session-move.entity';
 import { SessionParticipant } from '../sessions/session-participant.entity';
 import { Session } from '../sessions/session.entity';
 
@@ -19,6 +20,7 @@ export const ENTITIES: Function[] = [
   Session,
   SessionParticipant,
   Interaction,
+  SessionMove,
   IdempotencyRecord,
   BreakerTransitionRecord,
   ProviderStateRecord,

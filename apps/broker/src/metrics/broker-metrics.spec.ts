@@ -13,10 +13,10 @@ import { BrokerMetrics } from './broker-metrics';
 const BOUNDED_LABELS: Record<string, string> = {
   provider: 'the configured providers (PROVIDERS)',
   operation: 'the provider port: bind, unbind, sms, call, health, ...',
-  outcome: 'success, or a failure class of the adapters',
+  outcome: 'success, or a failure class of the adapters; a rescue: moved, failed or cancelled',
   counts_against_provider: 'true or false',
-  from: 'a breaker state',
-  to: 'a breaker state',
+  from: 'a breaker state, or a configured provider (a rescue left it)',
+  to: 'a breaker state, or a configured provider or none (where a rescue moved a session)',
   state: 'a breaker state, a pool number state, or a database pool client state',
   result: 'pass or fail',
   failed_over: 'true or false',

@@ -181,6 +181,31 @@ export class BrokerMetrics {
     registers: [this.registry],
   });
 
+  /**
+   * Session rescue (docs/design.md#session-rescue), counted by the breaker leader that did it: `from` the provider
+   * left, `to` the one reached (`none` unless moved); outcome `moved`, `failed` (no number free: session.rescue_failed)
+   * or `cancelled` (the outage or the session ended first, or the account turned rescue off).
+   */
+  readonly sessionRescues = new Counter({
+    name: 'broker_session_rescues_total',
+    help: 'Sessions a rescue moved off a provider that stayed OPEN, or could not move, by provider left, provider reached and outcome',
+    labelNames: ['from', 'to', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly sessionRescuesPending = new Gauge({
+    name: 'broker_session_rescues_pending',
+    help: 'Session moves planned and not made yet, as the breaker leader last counted them (0 on the other replicas)',
+    registers: [this.registry],
+  });
+
+  /** RESCUE_MOVES_PER_SECOND: the pace the leader keeps to, so a dashboard shows it beside the moves. */
+  readonly sessionRescuePace = new Gauge({
+    name: 'broker_session_rescue_max_moves_per_second',
+    help: 'The most sessions a rescue moves per second (RESCUE_MOVES_PER_SECOND), cluster-wide',
+    registers: [this.registry],
+  });
+
   readonly webhookDeliveriesInFlight = new Gauge({
     name: 'broker_webhook_deliveries_in_flight',
     help: 'Webhook deliveries this replica is attempting now (sent, answer not yet read)',

@@ -31,8 +31,12 @@ class Cluster {
   fence: LeaderFence | null = null;
   readonly lastClaim = new Map<string, number>();
 
-  claimHealthCheck(provider: string, fence: LeaderFence, minGap: number): Promise<HealthCheckClaim> {
-    if (this.fence?.epoch !== fence.epoch) return Promise.resolve({ claimed: false, dueInMs: null });
+  /** A database that does not answer (a replica really cut off): every claim fails. */
+  unreachable = false;
+
+  claimHealthCheck(provider: string, fence: LeaderFence | null, minGap: number): Promise<HealthCheckClaim> {
+    if (this.unreachable) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    if (fence && this.fence?.epoch !== fence.epoch) return Promise.resolve({ claimed: false, dueInMs: null });
     const last = this.lastClaim.get(provider);
     if (last !== undefined && Date.now() - last < minGap) return Promise.resolve({ claimed: false, dueInMs: last + minGap - Date.now() });
     this.lastClaim.set(provider, Date.now());
@@ -269,6 +273,55 @@ describe('HealthProber cadence', () => {
     } finally {
       await a.prober.onApplicationShutdown();
       await b.prober.onApplicationShutdown();
+    }
+  });
+
+  it('on a replica that believes itself cut off while the database answers (a lease claim that came late), keeps out of the leader’s interval', async () => {
+    const cluster = new Cluster();
+    cluster.fence = FENCE_A;
+    const [onA, onB] = [breaker(), breaker()];
+    open(onA);
+    open(onB);
+    const common = { providers: { primary: { keepsSessions: true } }, cluster, healthy: { primary: false } };
+    const a = replica({ ...common, breakers: { primary: onA }, leadership: leading(FENCE_A) });
+    await wait(a.prober, 25_000);
+    const b = replica({ ...common, breakers: { primary: onB }, leadership: following('replica-a') });
+    try {
+      await wait(a.prober, 10_000); // A checks at 30 s
+      // At 35 s B's lease claim times out: it decides alone, but the cluster's last check is 5 s old.
+      b.leadership$.next({ scope: 'replica', leader: null, fence: null });
+      await wait(b.prober, 24_999); // 59.999 s: one millisecond short of A's next
+      expect(b.checks).toEqual([]);
+      await wait(b.prober, 1);
+      await a.prober.settled();
+      const all = [...a.checks.map((c) => `A ${c.at / 1_000}`), ...b.checks.map((c) => `B ${c.at / 1_000}`)].sort();
+      // At 60 s one of the two claims the check, never both.
+      expect(all).toHaveLength(2);
+      expect(all[0]).toBe('A 30');
+      expect(all[1]).toMatch(/^[AB] 60$/);
+    } finally {
+      await a.prober.onApplicationShutdown();
+      await b.prober.onApplicationShutdown();
+    }
+  });
+
+  it('on a replica really cut off (the database does not answer), checks alone every interval', async () => {
+    const cluster = new Cluster();
+    cluster.unreachable = true;
+    const primary = breaker();
+    open(primary);
+    const { prober, checks } = replica({
+      providers: { primary: { keepsSessions: true } },
+      breakers: { primary },
+      leadership: { scope: 'replica', leader: null, fence: null },
+      cluster,
+      healthy: { primary: false },
+    });
+    try {
+      await wait(prober, 2 * INTERVAL);
+      expect(checks.map((c) => c.at / 1_000)).toEqual([30, 60]);
+    } finally {
+      await prober.onApplicationShutdown();
     }
   });
 

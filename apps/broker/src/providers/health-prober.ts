@@ -25,7 +25,7 @@ import { BreakerStateStore } from './breaker-state.store';
 import { BreakerLeadership } from './cluster/breaker-leadership';
 import { ProviderBreakers } from './provider-breakers';
 import { ProviderRegistry } from './provider-registry';
-import { ProviderStateRepository } from './provider-state.repository';
+import { ProviderStateRepository, type HealthCheckClaim } from './provider-state.repository';
 
 /** The scheduler of the checks' cadence, if not `asyncScheduler` (nothing provides it in the app). */
 export const HEALTH_CHECK_SCHEDULER = Symbol('HEALTH_CHECK_SCHEDULER');
@@ -133,13 +133,13 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.stopped || interval === null || !this.leadership.decidesHere) return;
     const fence = this.leadership.current.fence;
     try {
-      if (fence) {
-        // The cluster's cadence: a check on demand needs no gap, a scheduled one a whole interval.
-        const claim = await this.repository.claimHealthCheck(name, fence, onDemand ? 0 : interval);
-        if (!claim.claimed) {
-          if (claim.dueInMs !== null) cadence.notBefore = this.scheduler.now() + claim.dueInMs;
-          return;
-        }
+      // The cluster's cadence: a check on demand needs no gap, a scheduled one a whole interval.
+      const claim = fence
+        ? await this.repository.claimHealthCheck(name, fence, onDemand ? 0 : interval)
+        : await this.claimAlone(name, onDemand ? 0 : interval, interval);
+      if (!claim.claimed) {
+        if (claim.dueInMs !== null) cadence.notBefore = this.scheduler.now() + claim.dueInMs;
+        return;
       }
       cadence.checkedAt = this.scheduler.now();
       const result = await this.registry.healthCheck(name);
@@ -149,6 +149,28 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
       // A claim that fails (the database, gone) is tried again an interval later, by then perhaps alone.
       cadence.checkedAt = this.scheduler.now();
       this.logger.warn(`health check of ${name} not made: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * A replica deciding alone (its lease claim failed or came late) still asks the database for the gap since
+   * the cluster's last check, so a lease answer that was merely slow on a loaded machine does not put its
+   * check inside the leader's interval; a database that does not answer within an interval (it is really
+   * cut off) lets it check alone, one interval late at most.
+   */
+  private async claimAlone(name: string, minGapMs: number, interval: number): Promise<HealthCheckClaim> {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.repository.claimHealthCheck(name, null, minGapMs),
+        new Promise<never>((_, reject) => {
+          timeout = setTimeout(() => reject(new Error('no answer')), Math.max(1, interval));
+        }),
+      ]);
+    } catch {
+      return { claimed: true };
+    } finally {
+      clearTimeout(timeout);
     }
   }
 }

@@ -145,6 +145,11 @@ export class ProviderBreakers implements OnApplicationShutdown {
     return [...this.breakers.keys()];
   }
 
+  /** The breakers' clock (BREAKER_SCHEDULER): what `since` and `openedAt` are read on. */
+  now(): number {
+    return this.scheduler.now();
+  }
+
   has(name: string): boolean {
     return this.breakers.has(name);
   }

@@ -44,6 +44,11 @@ export class ProviderRegistry {
     return this.router.candidates();
   }
 
+  /** The providers a session rescue may move a session on `from` to, in routing order (ProviderRouter.admitting). */
+  rescueCandidates(from: string): Generator<RoutingCandidate> {
+    return this.router.admitting(from);
+  }
+
   /** Runs one provider operation and feeds its outcome to the provider's breaker and the metrics. */
   async call<T>(
     name: string,

@@ -62,6 +62,19 @@ export class ProviderRouter {
     }
   }
 
+  /**
+   * Where a session rescue may move a session off `from`, in routing order: each other enabled provider whose
+   * breaker admits it as it is reached, as for a create (a HALF_OPEN one in its probe turn). Never panic mode:
+   * a session is not moved onto a provider no breaker admits (docs/design.md#session-rescue).
+   */
+  *admitting(from: string): Generator<RoutingCandidate> {
+    for (const name of this.adapters.names) {
+      if (name === from || this.breakers.isDisabled(name)) continue;
+      const admission = this.breakers.get(name).admit();
+      if (admission.admitted) yield { provider: this.adapters.get(name), probe: admission.probe };
+    }
+  }
+
   /** Counts the refused providers that `which` picks, each once per create: they leave `refused`. */
   private routedAway(refused: Array<{ provider: string; state: string }>, which: (r: { provider: string }) => boolean = () => true): void {
     for (const labels of refused.filter(which)) {

@@ -114,20 +114,24 @@ export class ProviderStateRepository {
    * Claims the provider's next health check for the leader holding `fence`: granted when the cluster's last
    * claimed check of it (by the database's clock) is at least `minGapMs` old, and then stamped as the last,
    * so a new leader right after a takeover cannot check again within the interval (docs/operations.md).
+   * Without a fence (a replica that believes itself cut off, deciding alone) only the gap is asked: one whose
+   * lease claim merely came late still finds the leader's last check and keeps out of its interval.
    */
-  async claimHealthCheck(provider: string, fence: LeaderFence, minGapMs: number): Promise<HealthCheckClaim> {
+  async claimHealthCheck(provider: string, fence: LeaderFence | null, minGapMs: number): Promise<HealthCheckClaim> {
     return this.dataSource.transaction(async (manager): Promise<HealthCheckClaim> => {
-      if (!(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
+      if (fence && !(await holdsLease(manager, fence))) return { claimed: false, dueInMs: null };
       const claimed: unknown[] = await manager.query(
-        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, now(), now())
-         ON CONFLICT (provider) DO UPDATE SET last_check_at = now()
-         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= now() - $2 * interval '1 millisecond'
+        // clock_timestamp(), not now(): the stamp is when the row is claimed (after its lock), not when a
+        // transaction that waited began, so the next claim's gap is measured from as close to the check as can be.
+        `INSERT INTO provider_states (provider, snapshot, disabled, last_check_at, updated_at) VALUES ($1, NULL, false, clock_timestamp(), now())
+         ON CONFLICT (provider) DO UPDATE SET last_check_at = clock_timestamp()
+         WHERE provider_states.last_check_at IS NULL OR provider_states.last_check_at <= clock_timestamp() - $2 * interval '1 millisecond'
          RETURNING provider`,
         [provider, minGapMs],
       );
       if (claimed.length === 1) return { claimed: true };
       const [due]: Array<{ ms: number }> = await manager.query(
-        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - now()) * 1000)::float8 AS ms
+        `SELECT greatest(0, extract(epoch FROM last_check_at + $2 * interval '1 millisecond' - clock_timestamp()) * 1000)::float8 AS ms
            FROM provider_states WHERE provider = $1`,
         [provider, minGapMs],
       );
@@ -216,8 +220,11 @@ export class ProviderStateRepository {
   }
 }
 
-/** Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one. */
-async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
+/**
+ * Locks the lease row against a takeover until the write commits, so no write of a former leader lands after one.
+ * A session rescue's move checks it too, last before its commit (apps/broker/src/rescue).
+ */
+export async function holdsLease(manager: EntityManager, fence: LeaderFence): Promise<boolean> {
   const rows: unknown[] = await manager.query(
     `SELECT 1 FROM cluster_leases WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_at > now() FOR SHARE`,
     [BREAKER_LEASE, fence.holder, fence.epoch],

@@ -30,21 +30,26 @@ export function interactionBlocked(session: Session, interaction: Interaction, d
   );
 }
 
+/** Why an inbound reached no relay: no live session, a channel the session lacks, or a number a rescue moved the session off. */
+export type OutOfSessionReason = 'no-session' | 'channel-not-in-session' | 'session-rebound';
+
 /**
  * `interaction.out_of_session`: a text or call to a proxy number that reached no session's relay: a sender with
- * no live session on a number dedicated to the account (no session, no interaction), or a participant on a
- * channel their session does not have (its session and the interaction it was recorded as). The sender got
- * the configured out-of-session answer.
+ * no live session on a number dedicated to the account (no session, no interaction), a participant on a
+ * channel their session does not have, or a participant on the number a rescue moved their session off
+ * (`session-rebound`, with where it is now); the last two carry the session and the interaction it was recorded
+ * as. The sender got the configured out-of-session answer.
  */
 export function interactionOutOfSession(
   accountId: string,
   provider: string,
   event: InboundEvent,
   receivedAt: Date,
-  within?: { session: Session; interaction: Interaction },
+  within?: { session: Session; interaction: Interaction; reason?: Exclude<OutOfSessionReason, 'no-session'> },
 ): SessionEventInput {
+  const reason: OutOfSessionReason = within ? (within.reason ?? 'channel-not-in-session') : 'no-session';
   const data: Record<string, unknown> = {
-    reason: within ? 'channel-not-in-session' : 'no-session',
+    reason,
     sessionId: within?.session.id ?? null,
     interactionId: within?.interaction.id ?? null,
     channel: event.channel,
@@ -52,6 +57,7 @@ export function interactionOutOfSession(
     proxyNumber: event.to,
     provider,
     ...(event.channel === 'sms' ? { text: event.text } : {}),
+    ...(reason === 'session-rebound' ? { movedTo: { provider: within!.session.provider, proxyNumber: within!.session.proxyNumber } } : {}),
   };
   if (within) return sessionEvent('interaction.out_of_session', within.session, data, receivedAt);
   return { type: 'interaction.out_of_session', accountId, sessionId: null, callbackUrl: null, data, receivedAt };

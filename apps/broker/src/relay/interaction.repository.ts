@@ -131,6 +131,13 @@ const RECORD_SQL = `/* interaction.record */
   )
   SELECT id FROM ins`;
 
+/**
+ * The session `s` is on `provider`, or was until a rescue moved it (apps/broker/src/rescue): a status webhook of a
+ * text relayed or a call bridged there before the move still finds its interaction.
+ */
+const ON_PROVIDER = (provider: string) =>
+  `(s.provider = ${provider} OR EXISTS (SELECT 1 FROM session_moves m WHERE m.session_id = s.id AND m.status = 'moved' AND m.from_provider = ${provider}))`;
+
 @Injectable()
 export class PostgresInteractionRepository implements InteractionRepository {
   private readonly logger = new Logger(PostgresInteractionRepository.name);
@@ -171,7 +178,7 @@ export class PostgresInteractionRepository implements InteractionRepository {
 
   async hasRef(provider: string, ref: string): Promise<boolean> {
     const rows = await this.dataSource.query<unknown[]>(
-      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND s.provider = $2 LIMIT 1`,
+      `SELECT 1 FROM interactions i JOIN sessions s ON s.id = i.session_id WHERE i.provider_ref = $1 AND ${ON_PROVIDER('$2')} LIMIT 1`,
       [ref, provider],
     );
     return rows.length > 0;
@@ -260,7 +267,7 @@ class PostgresInteractionTransaction implements InteractionTransaction {
       .getRepository(Interaction)
       .createQueryBuilder('i')
       .innerJoin(Session, 's', 's.id = i.sessionId')
-      .where('i.providerRef = :ref AND s.provider = :provider', { ref, provider })
+      .where(`i.providerRef = :ref AND ${ON_PROVIDER(':provider')}`, { ref, provider })
       .setLock('pessimistic_write')
       .getOne();
   }

@@ -23,5 +23,7 @@ import { SessionRelayLimit } from './session-relay-limit';
     { provide: InteractionRepository, useClass: PostgresInteractionRepository },
   ],
   controllers: [InboundController, MessagesController],
+  // A session rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
+  exports: [RelayService],
 })
 export class RelayModule {}

@@ -36,7 +36,9 @@ const CLAIM_BATCH = 50;
  * `out-of-session` interaction. A session with an intercept URL (its own, else its account's) is asked
  * before each relay and bridge, with no database connection held while it waits (docs/design.md#intercept).
  * A sender with no live session on a number dedicated to an account is that account's
- * `interaction.out_of_session` event; on a shared number only the configured answer is given.
+ * `interaction.out_of_session` event; on a shared number only the configured answer is given. A participant
+ * on the number a session rescue moved their session off gets the out-of-session answer too, and the account
+ * the event (docs/design.md#session-rescue): nothing is relayed from an old number.
  */
 @Injectable()
 export class RelayService {
@@ -56,6 +58,9 @@ export class RelayService {
     const now = new Date(this.clock.now());
     const routed = await this.sessions.findActiveFor(provider, event.to, event.from, now);
     if (!routed) {
+      // A participant on the number a rescue moved their session off (its provider is back): never relayed from there.
+      const moved = await this.sessions.findMovedFrom(provider, event.to, event.from, now);
+      if (moved) return this.reachedOldNumber(provider, moved, event, now);
       // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
       const number = await this.interactions.poolNumber(provider, event.to);
       if (!number) return { kind: 'not-our-number' };
@@ -68,21 +73,8 @@ export class RelayService {
     // Past the session's relay rate: neither relayed nor recorded.
     const waitMs = this.relayLimit.take(session.id);
     if (waitMs > 0) return this.overRelayLimit(provider, event, waitMs);
-    const inbound = (status: NewInteraction['status'], extra: Partial<NewInteraction> = {}): NewInteraction => ({
-      id: interactionIdFor(session.id, event.eventId),
-      sessionId: session.id,
-      channel: event.channel,
-      from: event.from,
-      to: other,
-      text: event.channel === 'sms' ? event.text : null,
-      status,
-      eventId: event.eventId,
-      providerRef: null,
-      idempotencyKey: null,
-      lastError: null,
-      activity: true,
-      ...extra,
-    });
+    const inbound = (status: NewInteraction['status'], extra: Partial<NewInteraction> = {}) =>
+      inboundInteraction(session, event, status, extra);
 
     if (!session.channels.includes(event.channel)) {
       await this.interactions.record(inbound('out-of-session', { activity: false }), now, (interaction) =>
@@ -121,6 +113,23 @@ export class RelayService {
     const current = await this.interactions.get(recorded.interaction.id);
     const kind = current.status === 'pending' ? 'queued' : 'relayed';
     return { kind: 'answer', answer: this.registry.webhooks(provider).smsAnswer({ kind, interactionId: current.id }) };
+  }
+
+  /**
+   * An inbound on a number `session` was moved off: the out-of-session answer from that number, recorded on the session
+   * as `out-of-session`, and the account's `interaction.out_of_session` saying where the session is now.
+   */
+  private async reachedOldNumber(provider: string, session: Session, event: InboundEvent, now: Date): Promise<InboundAnswer> {
+    await this.interactions.record(
+      inboundInteraction(session, event, 'out-of-session', {
+        lastError: `reached ${event.to} on ${provider}, which the session was moved off`,
+        activity: false,
+      }),
+      now,
+      (interaction) =>
+        interactionOutOfSession(session.accountId, provider, event, now, { session, interaction, reason: 'session-rebound' }),
+    );
+    return this.outOfSession(provider, event);
   }
 
   /** The intercept, asked about the interaction it is about to record: `{ session, interaction }`, signed for the session's account. */
@@ -353,4 +362,28 @@ export class RelayService {
     const sent = await this.registry.call(provider, 'sms', false, (p) => p.sendSms({ from: event.to, to: event.from, text: reply }));
     return { kind: 'answer', answer: adapter.smsAnswer({ kind: 'out-of-session', replied: sent.ok }) };
   }
+}
+
+/** An inbound text or call as the session's interaction, from its sender to the other participant; `extra` overrides. */
+function inboundInteraction(
+  session: Session,
+  event: InboundEvent,
+  status: NewInteraction['status'],
+  extra: Partial<NewInteraction> = {},
+): NewInteraction {
+  return {
+    id: interactionIdFor(session.id, event.eventId),
+    sessionId: session.id,
+    channel: event.channel,
+    from: event.from,
+    to: session.participants.find((n) => n !== event.from)!,
+    text: event.channel === 'sms' ? event.text : null,
+    status,
+    eventId: event.eventId,
+    providerRef: null,
+    idempotencyKey: null,
+    lastError: null,
+    activity: true,
+    ...extra,
+  };
 }

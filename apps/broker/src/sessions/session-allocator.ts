@@ -191,5 +191,6 @@ export function pendingSession(input: ReservationInput, row: ReservationRow): Se
     endedAt: null,
     releasedAt: null,
     idempotencyKey: input.idempotencyKey,
+    numberHistory: [],
   });
 }

@@ -11,6 +11,16 @@ export type SessionStatus = 'pending' | 'active' | 'closed' | 'expired';
 /** Why a session expired: its hard limit (`expiresAt`, from ttlSeconds) or `idleTtlSeconds` without an interaction. */
 export type ExpiredReason = 'ttl' | 'idle';
 
+/** A proxy number a session had before a rescue moved it (docs/design.md#session-rescue); ISO times. */
+export interface PastNumber {
+  provider: string;
+  proxyNumber: string;
+  /** When the session got it: its creation, or the move that brought it there. */
+  since: string;
+  /** When a rescue moved the session off it. */
+  until: string;
+}
+
 /**
  * A conversation between two participants through one proxy number, on one or both channels. The proxy
  * number and the provider are columns of their own (a rescue may move a session to another number on
@@ -118,6 +128,10 @@ export class Session {
   /** The `Idempotency-Key` of the create that made it: a retry after a crash finds it by this. */
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
+
+  /** The numbers it had before its current one, oldest first; empty for a session no rescue moved. */
+  @Column({ name: 'number_history', type: 'jsonb', default: () => "'[]'" })
+  numberHistory: PastNumber[];
 
   /** When the provider binding was released (unbind done, or nothing to unbind). */
   @Column({ name: 'released_at', type: 'timestamptz', nullable: true })

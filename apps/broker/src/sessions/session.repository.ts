@@ -84,6 +84,11 @@ export abstract class SessionRepository {
    * the other through `proxyNumber` on `provider`; with its intercept URL.
    */
   abstract findActiveFor(provider: string, proxyNumber: string, participant: string, now: Date): Promise<RoutedSession | null>;
+  /**
+   * The session, live at `now`, that a rescue moved off `proxyNumber` on `provider` and in which `participant` is
+   * (docs/design.md#session-rescue): what an inbound on the old number reaches once that provider is back.
+   */
+  abstract findMovedFrom(provider: string, proxyNumber: string, participant: string, now: Date): Promise<Session | null>;
 }
 
 /**
@@ -227,6 +232,25 @@ export class PostgresSessionRepository implements SessionRepository {
     const [session] = entities;
     if (!session) return null;
     return { session, interceptUrl: session.interceptUrl ?? raw[0]?.account_intercept_url ?? null };
+  }
+
+  findMovedFrom(provider: string, proxyNumber: string, participant: string, now: Date): Promise<Session | null> {
+    // session_moves (apps/broker/src/rescue): its moved rows are where sessions were; one probe of idx_session_moves_from_number.
+    return this.dataSource
+      .getRepository(Session)
+      .createQueryBuilder('s')
+      .innerJoin(
+        'session_moves',
+        'm',
+        `m.session_id = s.id AND m.status = 'moved' AND m.from_provider = :provider AND m.from_proxy_number = :proxyNumber`,
+        {
+          provider,
+          proxyNumber,
+        },
+      )
+      .where(`s.status = 'active' AND s.inactive_at > :now AND :participant = ANY(s.participants)`, { now, participant })
+      .orderBy('m.settled_at', 'DESC')
+      .getOne();
   }
 }
 

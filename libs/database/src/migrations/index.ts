@@ -21,6 +21,7 @@ import { GivenUpDeliveriesIndex1796160000000 } from './1796160000000-GivenUpDeli
 import { InteractionTextRetention1796161000000 } from './1796161000000-InteractionTextRetention';
 import { WebhookEndpointPerAccount1796130000000 } from './1796130000000-WebhookEndpointPerAccount';
 import { EnvironmentKeys1796130100000 } from './1796130100000-EnvironmentKeys';
+import { SessionRescue1796180000000 } from './1796180000000-SessionRescue';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -45,4 +46,5 @@ export const MIGRATIONS: Function[] = [
   AccountDefaultCountry1796140000000,
   GivenUpDeliveriesIndex1796160000000,
   InteractionTextRetention1796161000000,
+  SessionRescue1796180000000,
 ];

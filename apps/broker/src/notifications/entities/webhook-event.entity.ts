@@ -10,6 +10,8 @@ export const SESSION_EVENT_TYPES = [
   'call.completed',
   'interaction.blocked',
   'interaction.out_of_session',
+  'session.rebound',
+  'session.rescue_failed',
 ] as const;
 export type SessionEventType = (typeof SESSION_EVENT_TYPES)[number];
 export type OpsEventType = 'provider.state_changed';

@@ -14,6 +14,21 @@ export class SessionParticipantDto {
   number: string;
 }
 
+/** One proxy number a session has had (`numberHistory`). */
+export class SessionNumberDto {
+  @ApiProperty({ example: 'primary' })
+  provider: string;
+
+  @ApiProperty({ example: '+2349010000001' })
+  proxyNumber: string;
+
+  @ApiProperty({ description: 'When the session got it: its creation, or the rescue that moved it there.' })
+  since: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'When a rescue moved the session off it; null for the current one.' })
+  until: string | null;
+}
+
 export class SessionDto {
   @ApiProperty()
   id: string;
@@ -43,11 +58,21 @@ export class SessionDto {
   })
   expiredReason: ExpiredReason | null;
 
-  @ApiProperty({ example: 'primary', description: 'The provider the session was created on; it stays there.' })
+  @ApiProperty({
+    example: 'primary',
+    description: 'The provider the session is on: the one it was created on, unless a rescue moved it (numberHistory).',
+  })
   provider: string;
 
   @ApiProperty({ example: '+2349010000001' })
   proxyNumber: string;
+
+  @ApiProperty({
+    type: [SessionNumberDto],
+    description:
+      'Every proxy number the session has had, oldest first; the last is its current one. More than one only after a session rescue (PUT /v1/account/rescue).',
+  })
+  numberHistory: SessionNumberDto[];
 
   @ApiProperty({ type: [SessionParticipantDto] })
   participants: SessionParticipantDto[];
@@ -88,6 +113,7 @@ export class SessionDto {
       expiredReason: status !== 'expired' ? null : (session.expiredReason ?? expiredReasonOf(session)),
       provider: session.provider,
       proxyNumber: session.proxyNumber,
+      numberHistory: numberHistoryOf(session),
       participants: session.participants.map((number) => ({ number })),
       createdAt: session.createdAt.toISOString(),
       expiresAt: session.expiresAt.toISOString(),
@@ -99,6 +125,18 @@ export class SessionDto {
       metadata: session.metadata,
     };
   }
+}
+
+/** The numbers it had (`numberHistory`, none before a rescue), then its current one, held since the last move. */
+function numberHistoryOf(session: Session): SessionNumberDto[] {
+  const past = session.numberHistory ?? [];
+  const current: SessionNumberDto = {
+    provider: session.provider,
+    proxyNumber: session.proxyNumber,
+    since: past.length > 0 ? past[past.length - 1].until : session.createdAt.toISOString(),
+    until: null,
+  };
+  return [...past.map((n) => ({ provider: n.provider, proxyNumber: n.proxyNumber, since: n.since, until: n.until })), current];
 }
 
 export class SessionListDto {
