@@ -29,6 +29,7 @@ const SESSION: SessionDto = {
   expiredReason: null,
   provider: 'primary',
   proxyNumber: '+2349010000001',
+  numberHistory: [{ provider: 'primary', proxyNumber: '+2349010000001', since: '2026-07-15T12:00:00.000Z', until: null }],
   participants: BODY.participants,
   createdAt: '2026-07-15T12:00:00.000Z',
   expiresAt: '2026-07-15T13:00:00.000Z',
