@@ -24,6 +24,7 @@ import {
   type BrokerProcess,
 } from '../support/stack';
 import { median, numberArg, nowMs, percentile, round } from '../support/stats';
+import { runBench } from '../support/started';
 
 const TRIALS = numberArg('trials', 30);
 const SECONDS = numberArg('seconds', 10);
@@ -156,7 +157,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

@@ -13,6 +13,7 @@ import { cpus } from 'node:os';
 import { load, type LoadResult } from '../support/load';
 import { startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { median, numberArg, ratio, round } from '../support/stats';
+import { runBench } from '../support/started';
 
 const CONNECTIONS = numberArg('connections', 16);
 const AMOUNT = numberArg('amount', 3000);
@@ -82,7 +83,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

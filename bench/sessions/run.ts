@@ -64,6 +64,7 @@ import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
 import { epochMs, lineUp, postgresLogSettings, readServerLog, RequestTimeline } from '../support/postgres-log';
 import { mean, median, nowMs, numberArg, percentile, ratio, round } from '../support/stats';
+import { runBench } from '../support/started';
 
 const CONNECTIONS = numberArg('connections', 16);
 const AMOUNT = numberArg('amount', 3000);
@@ -626,7 +627,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

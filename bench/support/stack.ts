@@ -14,6 +14,7 @@ import { Client } from 'pg';
 import { LocalPostgres } from '@app/database';
 import { freePort } from '@app/testing';
 import { BROKER_NODE_FLAGS } from '../../apps/broker/src/runtime-flags';
+import { started } from './started';
 
 export const BENCH_API_KEY = 'bench-key-aaaaaaaaaaaaaaaaaaaaaaaa';
 export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
@@ -70,7 +71,10 @@ function spawnNode(script: string, env: Record<string, string>, nodeArgs: string
     if (running()) child.kill(name);
     await exited;
   };
-  return { child, output: () => out, exited, running, stop: () => signal('SIGTERM'), kill9: () => signal('SIGKILL') };
+  // Stopped with the rest if the run fails; a process that has exited has nothing left to stop.
+  const stop = started(() => signal('SIGTERM'));
+  void exited.then(stop);
+  return { child, output: () => out, exited, running, stop, kill9: () => signal('SIGKILL') };
 }
 
 /** A PostgreSQL database of its own: a throwaway local server, or a fresh database on DATABASE_URL's server. */
@@ -102,6 +106,12 @@ export async function startDatabase(
     const parsed = new URL(options.external);
     parsed.pathname = `/${database}`;
     const fail = () => Promise.reject(new Error('cannot stop a server given by DATABASE_URL'));
+    const drop = started(async () => {
+      const again = new Client({ connectionString: options.external });
+      await again.connect();
+      await again.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await again.end();
+    });
     return {
       url: parsed.toString(),
       port: Number(parsed.port || 5432),
@@ -109,12 +119,7 @@ export async function startDatabase(
       stopServer: fail,
       crashServer: fail,
       restartServer: fail,
-      drop: async () => {
-        const again = new Client({ connectionString: options.external });
-        await again.connect();
-        await again.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-        await again.end();
-      },
+      drop,
     };
   }
   const dataDir = await mkdtemp(join(tmpdir(), `${name}-`));
@@ -134,10 +139,10 @@ export async function startDatabase(
       server = await LocalPostgres.start({ dataDir, port, database: name, settings: options.settings });
       handle.server = server;
     },
-    drop: async () => {
+    drop: started(async () => {
       await server.stop();
       await rm(dataDir, { recursive: true, force: true });
-    },
+    }),
   };
   return handle;
 }
@@ -162,6 +167,9 @@ export async function startSimulatorProcess(
   await waitFor('simulator listening', async () => {
     if (!handle.running()) throw new Error(`simulator exited: ${handle.output()}`);
     return (await fetch(`${url}/_sim/providers/primary/faults`)).ok;
+  }).catch(async (error: unknown) => {
+    await handle.stop();
+    throw error;
   });
   return { ...handle, url };
 }
@@ -207,6 +215,9 @@ export async function startBrokerProcess(
     await waitFor('broker ready', async () => {
       if (!handle.running()) throw new Error(`broker exited: ${handle.output()}`);
       return (await fetch(`${url}/health/ready`)).status === 200;
+    }).catch(async (error: unknown) => {
+      await handle.stop();
+      throw error;
     });
   }
   return { ...handle, url, port, env: fullEnv };

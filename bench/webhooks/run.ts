@@ -41,6 +41,7 @@ import { WebhookSender } from '../../apps/broker/src/notifications/delivery/webh
 import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
 import { WebhookSecrets } from '../../apps/broker/src/notifications/secrets/webhook-secrets';
 import { postgresCpuMs, processCpuMs } from '../support/cpu';
+import { runBench, started } from '../support/started';
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -83,11 +84,16 @@ async function measure(count: number, receiver: ChildProcess, postmaster: number
   };
 }
 
-function startReceiver(): Promise<{ child: ChildProcess; url: string }> {
+function startReceiver(): Promise<{ child: ChildProcess; url: string; stop: () => Promise<void> }> {
   const child = fork(join(__dirname, 'receiver.js'), { stdio: 'inherit' });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const stop = started(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.send({ type: 'stop' });
+    await exited;
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('message', (message: { port: number }) => resolve({ child, url: `http://127.0.0.1:${message.port}/hooks` }));
+    child.once('message', (message: { port: number }) => resolve({ child, url: `http://127.0.0.1:${message.port}/hooks`, stop }));
   });
 }
 
@@ -128,8 +134,9 @@ class Broker {
     const app = await createBrokerApp(config, databaseUrl);
     await app.init();
     await app.get(DeliveryWorkerService).worker.stop();
+    const close = started(() => app.close());
     const broker = new Broker(app.get(DataSource), app.get(EventOutbox), app.get(WebhookSecrets), config, databaseUrl);
-    return { broker, close: () => app.close() };
+    return { broker, close };
   }
 
   /** A delivery worker as DeliveryWorkerService builds it. */
@@ -199,12 +206,17 @@ class Broker {
 
 async function main(): Promise<void> {
   let postgres: LocalPostgres | undefined;
-  let dataDir: string | undefined;
+  let stopPostgres: () => Promise<void> = () => Promise.resolve();
   let databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl) {
-    dataDir = await mkdtemp(join(tmpdir(), 'bench-webhooks-'));
+    const dataDir = await mkdtemp(join(tmpdir(), 'bench-webhooks-'));
     await chmod(dataDir, 0o755);
-    postgres = await LocalPostgres.start({ dataDir, database: 'bench_webhooks', ephemeral: true });
+    const server = await LocalPostgres.start({ dataDir, database: 'bench_webhooks', ephemeral: true });
+    stopPostgres = started(async () => {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    postgres = server;
     databaseUrl = postgres.url;
   }
   const postmaster = postgres ? Number((await readFile(join(postgres.clusterDir, 'postmaster.pid'), 'utf8')).split('\n')[0]) : undefined;
@@ -315,13 +327,9 @@ async function main(): Promise<void> {
     );
   } finally {
     await close();
-    receiver.child.send({ type: 'stop' });
-    await postgres?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await receiver.stop();
+    await stopPostgres();
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

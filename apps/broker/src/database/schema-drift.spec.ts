@@ -22,6 +22,73 @@ describe('entities and migrations', () => {
     const { up } = await pendingSchemaChanges(dataSource);
     expect(up).toEqual([]);
   });
+
+  // TypeORM's own diff compares an index's name, uniqueness and column set: a migration that wrote the pool
+  // rule's index without `WHERE "active"` (one participant per proxy number for ever), or another condition,
+  // or the columns in another order, passed it.
+  describe('an index whose name is there but whose declaration is not', () => {
+    const POOL_RULE = `CREATE UNIQUE INDEX "uq_active_participant_per_proxy" ON "session_participants" ("proxy_number_id", "number") WHERE "active"`;
+    const replaceIndex = async (name: string, create: string) => {
+      await dataSource.query(`DROP INDEX "public"."${name}"`);
+      await dataSource.query(create);
+    };
+    afterEach(async () => {
+      await replaceIndex('uq_active_participant_per_proxy', POOL_RULE);
+      await replaceIndex(
+        'idx_participant_history',
+        `CREATE INDEX "idx_participant_history" ON "session_participants" ("account_id", "number", "created_at")`,
+      );
+      await replaceIndex(
+        'idx_interactions_due',
+        `CREATE INDEX "idx_interactions_due" ON "interactions" ("next_attempt_at") WHERE "status" = 'pending'`,
+      );
+      expect((await pendingSchemaChanges(dataSource)).up).toEqual([]);
+    });
+
+    it.each([
+      [
+        'without its WHERE',
+        `CREATE UNIQUE INDEX "uq_active_participant_per_proxy" ON "session_participants" ("proxy_number_id", "number")`,
+      ],
+      [
+        'with another WHERE',
+        `CREATE UNIQUE INDEX "uq_active_participant_per_proxy" ON "session_participants" ("proxy_number_id", "number") WHERE NOT "active"`,
+      ],
+    ])('the pool rule %s is drift, and the SQL given puts it back', async (_case, drifted) => {
+      await replaceIndex('uq_active_participant_per_proxy', drifted);
+      const { up, down } = await pendingSchemaChanges(dataSource);
+      expect(up).toEqual([`DROP INDEX "public"."uq_active_participant_per_proxy"`, POOL_RULE]);
+      // The way back is the index as the database has it now.
+      expect(down[0]).toMatch(
+        /^CREATE UNIQUE INDEX uq_active_participant_per_proxy ON public\.session_participants USING btree \(proxy_number_id, number\)/,
+      );
+      for (const statement of up) await dataSource.query(statement);
+      expect((await pendingSchemaChanges(dataSource)).up).toEqual([]);
+    });
+
+    it('the same columns in another order are drift', async () => {
+      await replaceIndex(
+        'idx_participant_history',
+        `CREATE INDEX "idx_participant_history" ON "session_participants" ("number", "account_id", "created_at")`,
+      );
+      expect((await pendingSchemaChanges(dataSource)).up).toEqual([
+        `DROP INDEX "public"."idx_participant_history"`,
+        `CREATE INDEX "idx_participant_history" ON "session_participants" ("account_id", "number", "created_at")`,
+      ]);
+    });
+
+    it('one condition written another way is not: PostgreSQL prints both sides', async () => {
+      await replaceIndex(
+        'uq_active_participant_per_proxy',
+        `CREATE UNIQUE INDEX uq_active_participant_per_proxy ON public.session_participants USING btree (proxy_number_id, number) WHERE (active)`,
+      );
+      await replaceIndex(
+        'idx_interactions_due',
+        `CREATE INDEX idx_interactions_due ON interactions (next_attempt_at) WHERE (status = 'pending'::text)`,
+      );
+      expect((await pendingSchemaChanges(dataSource)).up).toEqual([]);
+    });
+  });
 });
 
 describe('migrations', () => {
