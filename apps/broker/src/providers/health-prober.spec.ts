@@ -325,6 +325,37 @@ describe('HealthProber cadence', () => {
     }
   });
 
+  it('checks alone only once cut off for a whole interval: deciding alone for less, with the database not answering, it does not check', async () => {
+    const cluster = new Cluster();
+    cluster.fence = FENCE_A;
+    const primary = breaker();
+    open(primary);
+    const { prober, checks, leadership$ } = replica({
+      providers: { primary: { keepsSessions: true } },
+      breakers: { primary },
+      leadership: following('replica-a'),
+      cluster,
+      healthy: { primary: false },
+    });
+    try {
+      await wait(prober, 40_000);
+      // At 40 s one lease claim fails (a connection lost once): alone, and the database does not answer either.
+      cluster.unreachable = true;
+      leadership$.next({ scope: 'replica', leader: null, fence: null });
+      await wait(prober, INTERVAL - 1); // 69.999 s: alone one millisecond short of an interval
+      expect(checks).toEqual([]);
+      await wait(prober, 1); // 70 s: a whole interval alone
+      expect(checks.map((c) => c.at / 1_000)).toEqual([70]);
+      // Back in the cluster before its next: the leader's cadence again, none of its own.
+      cluster.unreachable = false;
+      leadership$.next(following('replica-a'));
+      await wait(prober, 2 * INTERVAL);
+      expect(checks.map((c) => c.at / 1_000)).toEqual([70]);
+    } finally {
+      await prober.onApplicationShutdown();
+    }
+  });
+
   it('checks on demand (tick) whatever the cadence, then carries on an interval after it', async () => {
     const cluster = new Cluster();
     cluster.fence = FENCE_A;

@@ -49,6 +49,8 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly cadence = new Map<string, Cadence>();
   private readonly subscriptions = new Subscription();
   private stopped = false;
+  /** Since when this replica has decided alone (scope "replica"), on the scheduler's clock; null in the cluster. */
+  private aloneSince: number | null = null;
 
   constructor(
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
@@ -75,7 +77,12 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
       );
     }
     // Leading, or no longer: every timer is armed again or cancelled.
-    this.subscriptions.add(this.leadership.changes$.subscribe(() => this.breakers.names().forEach((name) => this.arm(name))));
+    this.subscriptions.add(
+      this.leadership.changes$.subscribe(({ scope }) => {
+        this.aloneSince = scope === 'replica' ? (this.aloneSince ?? this.scheduler.now()) : null;
+        this.breakers.names().forEach((name) => this.arm(name));
+      }),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -155,8 +162,9 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
   /**
    * A replica deciding alone (its lease claim failed or came late) still asks the database for the gap since
    * the cluster's last check, so a lease answer that was merely slow on a loaded machine does not put its
-   * check inside the leader's interval; a database that does not answer within an interval (it is really
-   * cut off) lets it check alone, one interval late at most.
+   * check inside the leader's interval. Only a replica cut off for a whole interval checks without the
+   * database's answer (it failed, or none came within an interval): a lease claim that came late, or a
+   * connection that failed once, makes a replica decide alone for less than that, while the leader goes on.
    */
   private async claimAlone(name: string, minGapMs: number, interval: number): Promise<HealthCheckClaim> {
     let timeout: NodeJS.Timeout | undefined;
@@ -168,7 +176,8 @@ export class HealthProber implements OnApplicationBootstrap, OnApplicationShutdo
         }),
       ]);
     } catch {
-      return { claimed: true };
+      const alone = this.aloneSince === null ? 0 : this.scheduler.now() - this.aloneSince;
+      return alone >= interval ? { claimed: true } : { claimed: false, dueInMs: interval - alone };
     } finally {
       clearTimeout(timeout);
     }
