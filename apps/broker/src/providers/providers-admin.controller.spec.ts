@@ -17,6 +17,7 @@ import {
 } from '../../../../test/support/controller-context';
 import { BreakerStateStore } from './breaker-state.store';
 import { BreakerLeadership } from './cluster/breaker-leadership';
+import { BreakerOverrides } from './cluster/breaker-overrides';
 import { NumberImport, type NumberImportResult } from './number-import';
 import { PoolUsage } from './pool-usage';
 import { ProviderBreakers, type ProviderHealth } from './provider-breakers';
@@ -59,6 +60,13 @@ describe('ProvidersAdminController', () => {
     }),
   };
   const numberImport = { run: jest.fn<NumberImport['run']>() };
+  /** The leader's side of a force, scripted: the breaker shows it as forced, by whom. */
+  const overrides = {
+    force: jest.fn<BreakerOverrides['force']>(async (name, state, reason, by) => {
+      steps.push(`forced ${state} by ${by}: ${reason}`);
+      return { ...healthOf(name), status: { ...breaker.status(), state, forcedBy: by } };
+    }),
+  };
   const empty = { total: 0, enabled: 0, inUse: 0, voice: 0, sms: 0 };
   const admin = bearer(ADMIN_TOKEN);
   let ctx: ControllerContext;
@@ -71,6 +79,7 @@ describe('ProvidersAdminController', () => {
         { provide: BreakerLeadership, useValue: { replica: 'replica-a', current: { scope: 'cluster', leader: 'replica-a', fence: null } } },
         { provide: PoolUsage, useValue: { of: () => ({ activeSessions: 0, activeSessionsByChannels: {}, pool: empty }) } },
         { provide: NumberImport, useValue: numberImport },
+        { provide: BreakerOverrides, useValue: overrides },
       ],
     });
   });
@@ -80,6 +89,7 @@ describe('ProvidersAdminController', () => {
     disabled.clear();
     store.saveDisabled.mockClear();
     numberImport.run.mockReset().mockResolvedValue(IMPORTED);
+    overrides.force.mockClear();
   });
 
   it('every route is 401 without the admin token, and with an account’s API key', async () => {
@@ -89,6 +99,7 @@ describe('ProvidersAdminController', () => {
         ['post', '/v1/admin/providers/primary/disable'],
         ['post', '/v1/admin/providers/primary/enable'],
         ['post', '/v1/admin/providers/primary/numbers/import'],
+        ['post', '/v1/admin/providers/primary/breaker'],
       ] as const)
         expectProblem(await ctx.http()[method](path).set(headers), 401);
     expect(steps).toEqual([]);
@@ -130,6 +141,33 @@ describe('ProvidersAdminController', () => {
     for (const action of ['disable', 'enable'])
       expectProblem(await ctx.http().post(`/v1/admin/providers/elsewhere/${action}`).set(admin), 404, '/problems/unknown-provider');
     expect(steps).toEqual([]);
+  });
+
+  it('breaker is 200 with the state the leader applied, its reason trimmed and "admin" as who', async () => {
+    const res = await ctx.http().post('/v1/admin/providers/primary/breaker').set(admin).send({ state: 'OPEN', reason: '  SS7 outage  ' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'primary', state: 'OPEN' });
+    expect(overrides.force).toHaveBeenCalledWith('primary', 'OPEN', 'SS7 outage', 'admin');
+  });
+
+  it.each([
+    ['HALF_OPEN', { state: 'HALF_OPEN', reason: 'x' }, ['state']],
+    ['no reason', { state: 'CLOSED' }, ['reason']],
+    ['a blank reason', { state: 'CLOSED', reason: '   ' }, ['reason']],
+    ['a reason over 500 characters', { state: 'OPEN', reason: 'x'.repeat(501) }, ['reason']],
+    ['who it was from the client', { state: 'OPEN', reason: 'x', by: 'someone' }, ['by']],
+  ])('breaker with %s is 400 naming the field, and nothing is forced', async (_case, body, fields) => {
+    expectInvalidFields(await ctx.http().post('/v1/admin/providers/primary/breaker').set(admin).send(body), fields);
+    expect(overrides.force).not.toHaveBeenCalled();
+  });
+
+  it('breaker on a provider the broker does not have is 404, and nothing is forced', async () => {
+    expectProblem(
+      await ctx.http().post('/v1/admin/providers/elsewhere/breaker').set(admin).send({ state: 'OPEN', reason: 'x' }),
+      404,
+      '/problems/unknown-provider',
+    );
+    expect(overrides.force).not.toHaveBeenCalled();
   });
 
   it('numbers/import is 200 with what the import did', async () => {
