@@ -108,8 +108,9 @@ const ALLOCATE = `
     SELECT $1, ARRAY[$3], 'active', $2, pick.id, pick.number, $4::text[], now() + interval '1 hour', now() + interval '1 hour' FROM pick
     RETURNING id, proxy_number_id, expires_at
   )
-  INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at)
-  SELECT s.id, unnest($4::text[]), s.proxy_number_id, true, s.expires_at FROM s`;
+  INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, partner)
+  SELECT s.id, p.n, s.proxy_number_id, true, s.expires_at, p.o
+    FROM s, (VALUES (($4::text[])[1], ($4::text[])[2]), (($4::text[])[2], ($4::text[])[1])) AS p(n, o)`;
 
 /**
  * The statements the broker sends for one create, run by the broker's own code (the allocator's

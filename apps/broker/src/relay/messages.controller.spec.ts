@@ -80,7 +80,7 @@ describe('MessagesController', () => {
 
   it.each([
     ['no to', { text: BODY.text }, ['to']],
-    ['a to that is not E.164', { ...BODY, to: '08030000001' }, ['to']],
+    ['a to that is no phone number', { ...BODY, to: 'the driver' }, ['to']],
     ['an empty text', { ...BODY, text: '' }, ['text']],
     ['a text over 1600 characters', { ...BODY, text: 'x'.repeat(1601) }, ['text']],
     ['a text that is not a string', { ...BODY, text: 42 }, ['text']],
