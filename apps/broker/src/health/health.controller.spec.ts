@@ -2,15 +2,16 @@
  * /health and /health/ready as a load balancer meets them: liveness always 200; readiness 200 while the
  * database answers and some provider can take sessions, else a 503 problem naming what is down, with
  * Retry-After. The readiness checks are Terminus' own, the providers' indicator is the real one over
- * scripted breakers; the database ping is scripted.
+ * scripted breakers; the database's check (a writable server answering in time) is scripted.
  */
 import { jest } from '@jest/globals';
-import { HealthIndicatorService, TerminusModule, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthIndicatorService, TerminusModule } from '@nestjs/terminus';
 import { VirtualTimeScheduler } from 'rxjs';
 import { CircuitBreaker, telephonyPolicy } from '@app/circuit-breaker';
 import { controllerSetup, expectProblem, type ControllerContext } from '../../../../test/support/controller-context';
 import { BreakerLeadership } from '../providers/cluster/breaker-leadership';
 import { ProviderBreakers } from '../providers/provider-breakers';
+import { DatabaseHealthIndicator } from './database.health';
 import { HealthController } from './health.controller';
 import { ProvidersHealthIndicator } from './providers.health';
 
@@ -23,9 +24,9 @@ describe('HealthController', () => {
   let databaseUp = true;
   let indicators: HealthIndicatorService;
   const database = {
-    pingCheck: jest.fn((key: string, options: { timeout: number }) => {
+    check: jest.fn((key: string, timeoutMs: number) => {
       const indicator = indicators.check(key);
-      return Promise.resolve(databaseUp ? indicator.up() : indicator.down({ message: `timeout of ${options.timeout}ms exceeded` }));
+      return Promise.resolve(databaseUp ? indicator.up() : indicator.down({ message: `no answer within ${timeoutMs} ms` }));
     }),
   };
   let ctx: ControllerContext;
@@ -35,7 +36,7 @@ describe('HealthController', () => {
       imports: [TerminusModule.forRoot({ logger: false })],
       providers: [
         ProvidersHealthIndicator,
-        { provide: TypeOrmHealthIndicator, useValue: database },
+        { provide: DatabaseHealthIndicator, useValue: database },
         { provide: ProviderBreakers, useValue: breakers },
         { provide: BreakerLeadership, useValue: { current: { scope: 'cluster', leader: null, fence: null } } },
       ],
@@ -62,7 +63,7 @@ describe('HealthController', () => {
       details: { database: { status: 'up' }, providers: { status: 'up', providers: { primary: { state: 'CLOSED', disabled: false } } } },
     });
     // A ping that hangs must not hold the probe: it is bounded.
-    expect(database.pingCheck).toHaveBeenCalledWith('database', { timeout: 1500 });
+    expect(database.check).toHaveBeenCalledWith('database', 1500);
   });
 
   it('a database that does not answer makes it a 503 problem naming the database, with Retry-After', async () => {
