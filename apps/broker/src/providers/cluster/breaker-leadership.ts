@@ -2,10 +2,12 @@
  * Which replica decides the providers' breakers (docs/operations.md). Every replica claims the breaker lease in
  * PostgreSQL a quarter of a lease after its last claim ended: the holder renews it, the others take
  * it over once it has run out (a dead leader is replaced within 1¼ leases, the lease being at most a
- * health interval). A claim that fails or does not answer within half a lease means this replica
- * cannot reach the database: it stops leading then (¾ of a lease at most after its last renewal,
- * before the lease can run out elsewhere) and decides on its own breakers ("scope": "replica") until
- * a claim succeeds again.
+ * health interval). A claim that fails or does not answer within half a lease stops this replica
+ * leading at once (¾ of a lease at most after its last renewal, before the lease can run out
+ * elsewhere). Two in a row mean it cannot reach the database: it decides on its own breakers ("scope":
+ * "replica") until a claim succeeds again. One alone (an answer late on a loaded machine, a connection
+ * lost once) leaves it in the cluster: deciding alone, and then taking the cluster's state whole on
+ * rejoining, would cost a follower the live counts it kept meanwhile.
  */
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -41,6 +43,8 @@ export class BreakerLeadership implements OnApplicationBootstrap, OnApplicationS
   private timer: NodeJS.Timeout | null = null;
   private claiming: Promise<void> | null = null;
   private reachable = false;
+  /** Lease claims in a row that failed or did not answer in time. */
+  private failedClaims = 0;
   private stopped = false;
 
   constructor(
@@ -104,11 +108,18 @@ export class BreakerLeadership implements OnApplicationBootstrap, OnApplicationS
       ]);
       if (this.stopped) return;
       this.reachable = true;
+      this.failedClaims = 0;
       const leads = holder.holder === this.replica;
       this.publish(holder.live ? holder.holder : null, leads ? { holder: this.replica, epoch: holder.epoch } : null);
     } catch (error) {
+      this.failedClaims += 1;
+      if (this.failedClaims < 2 && this.reachable) {
+        if (this.subject.value.fence) this.logger.warn(`breaker lease not renewed: ${(error as Error).message}; no longer leading`);
+        this.publish(this.subject.value.leader, null);
+        return;
+      }
       if (this.reachable || this.subject.value.fence)
-        this.logger.warn(`breaker lease not claimed: ${(error as Error).message}; deciding alone`);
+        this.logger.warn(`breaker lease not claimed twice in a row: ${(error as Error).message}; deciding alone`);
       this.reachable = false;
       this.publish(null, null);
     } finally {
