@@ -36,12 +36,22 @@ export async function runExclusive(dataSource: DataSource, key: number, work: ()
   }
 }
 
-/** `runExclusive` on the app's data source, for the job runner to inject. */
+/**
+ * `runExclusive` on the app's data source, for the job runner to inject; one job at a time on this replica.
+ * Each holds a pooled connection for its lock while its work takes others: five jobs due together on a small
+ * pool (DATABASE_POOL_SIZE 3) held every connection for their locks, their work waited for one until the
+ * pool's connect timeout, and every other statement of the replica with them (its breaker lease claims
+ * too). One at a time, a job needs its lock's connection and its work's, whatever the pool.
+ */
 @Injectable()
 export class AdvisoryLocks {
+  private tail: Promise<unknown> = Promise.resolve();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   runExclusive(key: number, work: () => Promise<void>): Promise<boolean> {
-    return runExclusive(this.dataSource, key, work);
+    const run = this.tail.then(() => runExclusive(this.dataSource, key, work));
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 }

@@ -49,4 +49,33 @@ describe('JobRunner.exclusive', () => {
     expect(ran).toEqual(['replica-0', 'replica-1']);
     await Promise.all([a.stop(), b.stop()]);
   });
+
+  it('runs the jobs due together on one replica one at a time, so a pool of 3 never waits on itself', async () => {
+    const small = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: [], poolSize: 3 })).initialize();
+    try {
+      const runner = new JobRunner(new AdvisoryLocks(small));
+      let running = 0;
+      let most = 0;
+      const jobs = Object.values(JOB_LOCKS).map((key) =>
+        runner.exclusive(key, {
+          name: `job-${key}`,
+          intervalMs: 60_000,
+          // Each pass's work takes a connection of its own besides its lock's, as the real jobs do.
+          work: async () => {
+            most = Math.max(most, ++running);
+            await small.query('SELECT pg_sleep(0.05)');
+            running -= 1;
+          },
+        }),
+      );
+      expect(jobs.length).toBeGreaterThan(3);
+      // Without the replica's one-at-a-time rule, five locks hold all three connections and every pass's
+      // statement waits for the connect timeout (then fails).
+      await Promise.all(jobs.map((job) => job.runOnce()));
+      expect(most).toBe(1);
+      await Promise.all(jobs.map((job) => job.stop()));
+    } finally {
+      await small.destroy();
+    }
+  });
 });
