@@ -31,7 +31,9 @@ describe('InterceptClient', () => {
 
   function client(env: Record<string, string> = {}): { intercept: InterceptClient; metrics: BrokerMetrics } {
     const metrics = new BrokerMetrics();
-    const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', INTERCEPT_TIMEOUT_MS: '200', ...env });
+    // A deadline a loaded machine cannot miss by accident (a 200 ms one timed out a 204 in a whole-suite run);
+    // the deadline's own tests set a short one.
+    const config = loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', INTERCEPT_TIMEOUT_MS: '5000', ...env });
     const intercept = new InterceptClient(config, secrets, metrics, { now: () => Date.now() });
     clients.push(intercept);
     return { intercept, metrics };
@@ -71,7 +73,7 @@ describe('InterceptClient', () => {
   ] as const)(
     'decides by INTERCEPT_ON_ERROR=%s when no answer comes within INTERCEPT_TIMEOUT_MS, and does not wait on',
     async (onError, verdict) => {
-      const { intercept, metrics } = client({ INTERCEPT_ON_ERROR: onError });
+      const { intercept, metrics } = client({ INTERCEPT_ON_ERROR: onError, INTERCEPT_TIMEOUT_MS: '200' });
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       receiver.answer = async () => {
@@ -128,6 +130,6 @@ describe('InterceptClient', () => {
     expect(text).toContain('broker_intercept_requests_total{outcome="allowed",decision="allow"} 1');
     expect(text).toContain('broker_intercept_requests_total{outcome="blocked",decision="block"} 1');
     expect(text).toContain('broker_intercept_requests_total{outcome="error",decision="allow"} 1');
-    expect(text).toContain('broker_limit{limit="intercept_timeout_ms"} 200');
+    expect(text).toContain('broker_limit{limit="intercept_timeout_ms"} 5000');
   });
 });
