@@ -119,6 +119,10 @@ export class InMemorySessionRepository implements SessionRepository {
     return Promise.resolve(copy(this.sessions.get(id), (s) => s.accountId === accountId));
   }
 
+  exists(accountId: string, id: string): Promise<boolean> {
+    return Promise.resolve(this.sessions.get(id)?.accountId === accountId);
+  }
+
   findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null> {
     const found = [...this.sessions.values()]
       .filter((s) => s.accountId === accountId && s.idempotencyKey === idempotencyKey && s.status !== 'pending')

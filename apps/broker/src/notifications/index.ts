@@ -1,4 +1,5 @@
 export { NotificationsModule } from './notifications.module';
+export { AccountSessions } from './api/account-sessions';
 export {
   EventOutbox,
   MAX_WEBHOOK_BODY_BYTES,
