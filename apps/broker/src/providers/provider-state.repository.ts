@@ -6,8 +6,8 @@
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Subject, type Observable } from 'rxjs';
 import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
-import type { StatementRunner } from '@app/database';
 import { DataSource, type EntityManager } from 'typeorm';
 import { BreakerTransitionRecord } from './breaker-transition.entity';
 import { ProviderStateRecord } from './provider-state.entity';
@@ -58,17 +58,26 @@ export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
 /** The lease of the replica that runs health checks and decides every provider's breaker. */
 export const BREAKER_LEASE = 'breaker-leader';
 
-/**
- * What a hook leaves for after the transition's commit, given a runner of statements outside any transaction
- * (the ops webhook's wake of the delivery workers): the repository keeps the connections.
- */
-export type AfterCommit = (runner: StatementRunner) => Promise<void>;
+/** Writes with a transition in its transaction (`manager`): what must commit with it, or not at all (the ops webhook's outbox row). */
+export type TransitionWriter = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<void>;
 
-/** Writes with a transition in its transaction (`manager`); what it returns, if anything, runs once that transaction has committed. */
-export type TransitionHook = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<AfterCommit | void>;
+/** A transition once its transaction has committed: what `transitions$` tells. */
+export interface CommittedTransition {
+  readonly provider: string;
+  readonly transition: BreakerTransition;
+  /** The operator's request the transition applied, if it was forced by one. */
+  readonly overrideId: string | null;
+}
 
 @Injectable()
 export class ProviderStateRepository {
+  private readonly committed = new Subject<CommittedTransition>();
+  /**
+   * Each transition `saveTransition` wrote, once its transaction has committed (never one that was fenced off or
+   * failed): what runs after the commit (the wake of the delivery workers) listens here.
+   */
+  readonly transitions$: Observable<CommittedTransition> = this.committed.asObservable();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async loadAll(): Promise<Map<string, SavedProviderState>> {
@@ -82,9 +91,9 @@ export class ProviderStateRepository {
   }
 
   /**
-   * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction, then what the
-   * hooks left to do after its commit; with a fence, nothing is written (false) unless the fence still holds
-   * the lease. `overrideId`: the operator's request a forced transition applied.
+   * One transition, its snapshot, what `writers` write with it, and a NOTIFY, in one transaction; once it has
+   * committed, the transition goes out on `transitions$`. With a fence, nothing is written (false) unless the fence
+   * still holds the lease. `overrideId`: the operator's request a forced transition applied.
    */
   async saveTransition(
     provider: string,
@@ -92,10 +101,9 @@ export class ProviderStateRepository {
     snapshot: BreakerSnapshot,
     fence: LeaderFence | null,
     notice: string,
-    hooks: readonly TransitionHook[],
+    writers: readonly TransitionWriter[],
     overrideId: string | null = null,
   ): Promise<boolean> {
-    const afterCommit: AfterCommit[] = [];
     const written = await this.dataSource.transaction(async (manager) => {
       if (fence && !(await holdsLease(manager, fence))) return false;
       await manager.getRepository(BreakerTransitionRecord).insert({
@@ -109,14 +117,11 @@ export class ProviderStateRepository {
         overrideId,
       });
       await upsertSnapshot(manager, provider, snapshot);
-      for (const hook of hooks) {
-        const then = await hook(provider, transition, manager);
-        if (then) afterCommit.push(then);
-      }
+      for (const write of writers) await write(provider, transition, manager);
       await notify(manager, notice);
       return true;
     });
-    for (const then of afterCommit) await then(this.dataSource);
+    if (written) this.committed.next({ provider, transition, overrideId });
     return written;
   }
 
