@@ -1,8 +1,6 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { BreakerTransition } from '@app/circuit-breaker';
-import { DataSource } from 'typeorm';
-import { DeliveryWakes, EventOutbox } from '../notifications';
+import { DeliveryWaker, DeliveryWakes, EventOutbox } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 
 /**
@@ -18,8 +16,7 @@ export class ProviderOpsEvents implements OnModuleInit {
   constructor(
     private readonly store: BreakerStateStore,
     private readonly outbox: EventOutbox,
-    /** Runs the wake, a statement outside any transaction (DeliveryWakes.send). */
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly waker: DeliveryWaker,
   ) {}
 
   onModuleInit(): void {
@@ -50,7 +47,7 @@ export class ProviderOpsEvents implements OnModuleInit {
       const wakes = this.recorded.get(transition);
       if (!wakes) return;
       this.recorded.delete(transition);
-      void wakes.send(this.dataSource, (message) => this.logger.warn(message));
+      void this.waker.wake(wakes, (message) => this.logger.warn(message));
     });
   }
 }
