@@ -8,7 +8,7 @@
  *   at the step's count;
  * - `reserveMedianMs`: the allocator's own statement (`RESERVE_SQL`, inside a transaction rolled back, so the tables
  *   do not change between samples), median of 30;
- * - `poolUsageRefreshMs`: the refresh as the broker runs it (ProviderStateRepository.poolUsage: the fold of the load
+ * - `poolUsageRefreshMs`: the refresh as the broker runs it (ProxyNumberRepository.poolUsage: the fold of the load
  *   changes the phases wrote, then the read), the first one after the phases (which folds them) and the median of 10
  *   more; `poolUsageReadsServerMs`: its two reads' time inside PostgreSQL (EXPLAIN ANALYZE, planning included), without
  *   the client's wait for a core; `scanMs` / `scanServerMs`: the two queries the refresh ran before the counts (a scan of
@@ -20,7 +20,8 @@ import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { ENTITIES } from '../../apps/broker/src/database/entities';
-import { ProviderStateRepository } from '../../apps/broker/src/providers/provider-state.repository';
+import { JOB_LOCKS } from '../../apps/broker/src/database/exclusive';
+import { ProxyNumberRepository } from '../../apps/broker/src/numbers/proxy-number.repository';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import type { LoadResult } from '../support/load';
 import { median, nowMs, ratio, round } from '../support/stats';
@@ -41,7 +42,7 @@ const BULK = `
          CASE WHEN p.number = s.participants[1] THEN s.participants[2] ELSE s.participants[1] END
     FROM s, unnest(s.participants) AS p(number)`;
 
-/** The refresh's two reads now (ProviderStateRepository.poolUsage, after its fold), for their time inside PostgreSQL. */
+/** The refresh's two reads now (ProxyNumberRepository.poolUsage, after its fold), for their time inside PostgreSQL. */
 const READS = [
   `SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
           (count(*) FILTER (WHERE enabled AND 'voice' = ANY(capabilities)))::int AS voice,
@@ -62,7 +63,7 @@ async function serverMs(client: Client, sql: string): Promise<number> {
   return rows[0]['QUERY PLAN'][0]['Execution Time'] + rows[0]['QUERY PLAN'][0]['Planning Time'];
 }
 
-/** The refresh's queries before the counts (ProviderStateRepository.poolUsage until migration PoolUsageCounts). */
+/** The refresh's queries before the counts (the pool usage read until migration PoolUsageCounts). */
 const SCAN = [
   `SELECT provider, proxy_number_id, count(*)::int AS active
      FROM sessions WHERE status = 'active' AND inactive_at > now() GROUP BY provider, proxy_number_id`,
@@ -99,7 +100,7 @@ export async function candidateScaling(options: ScalingOptions) {
   const dataSource = await new DataSource(
     brokerDataSourceOptions({ url: options.databaseUrl, entities: ENTITIES, poolSize: 2 }),
   ).initialize();
-  const repository = new ProviderStateRepository(dataSource);
+  const repository = new ProxyNumberRepository(dataSource);
   const timed = async (work: () => Promise<unknown>) => {
     const t0 = nowMs();
     await work();
@@ -131,7 +132,7 @@ export async function candidateScaling(options: ScalingOptions) {
         for (let from = total; from < target; from += 100_000)
           await client.query(BULK, [accountId, from, Math.min(target, from + 100_000)]);
         await client.query('VACUUM ANALYZE sessions, session_participants');
-        await repository.poolUsage();
+        await repository.poolUsage(JOB_LOCKS.poolUsageFold);
         total = target;
       }
       const createRounds: number[] = [];
@@ -141,11 +142,11 @@ export async function candidateScaling(options: ScalingOptions) {
           throw new Error(`expected ${options.amount} × 201, got ${JSON.stringify(result.statuses)} and ${result.errors} errors`);
         createRounds.push(round(result.perSecond, 1));
       }
-      const afterPhases = await timed(() => repository.poolUsage());
+      const afterPhases = await timed(() => repository.poolUsage(JOB_LOCKS.poolUsageFold));
       const refresh: number[] = [];
-      for (let i = 0; i < 10; i++) refresh.push(await timed(() => repository.poolUsage()));
+      for (let i = 0; i < 10; i++) refresh.push(await timed(() => repository.poolUsage(JOB_LOCKS.poolUsageFold)));
       await closeCreated();
-      await repository.poolUsage();
+      await repository.poolUsage(JOB_LOCKS.poolUsageFold);
       const scan: number[] = [];
       const scanServer: number[] = [];
       const readsServer: number[] = [];

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PrecisePageCursor } from '../../apps/broker/src/common/pagination/page-cursor';
 import type { SessionEventInput } from '../../apps/broker/src/notifications';
+import type { PoolNumber } from '../../apps/broker/src/numbers/proxy-number.repository';
 import type { Interaction } from '../../apps/broker/src/relay/interaction.entity';
 import type {
   InteractionChange,
@@ -13,7 +14,6 @@ import type {
   InteractionRepository,
   InteractionTransaction,
   NewInteraction,
-  PoolNumber,
   Recorded,
 } from '../../apps/broker/src/relay/interaction.repository';
 import type { Session } from '../../apps/broker/src/sessions/session.entity';
@@ -119,6 +119,10 @@ export class InMemorySessionRepository implements SessionRepository {
     return Promise.resolve(copy(this.sessions.get(id), (s) => s.accountId === accountId));
   }
 
+  exists(accountId: string, id: string): Promise<boolean> {
+    return Promise.resolve(this.sessions.get(id)?.accountId === accountId);
+  }
+
   findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null> {
     const found = [...this.sessions.values()]
       .filter((s) => s.accountId === accountId && s.idempotencyKey === idempotencyKey && s.status !== 'pending')
@@ -212,7 +216,7 @@ export class InMemoryInteractionRepository implements InteractionRepository {
 
   constructor(
     private readonly sessions: InMemorySessionRepository,
-    /** The proxy numbers per provider. */
+    /** The proxy numbers per provider (read as the numbers' repository reads them: `poolNumber`). */
     private readonly pool: ReadonlyMap<string, readonly string[]>,
     private readonly now: () => Date = () => new Date(),
     /** Proxy numbers dedicated to an account, and to which. */

@@ -19,6 +19,7 @@ import { ProvidersModule } from './providers/providers.module';
 import { RelayModule } from './relay/relay.module';
 import { RescueModule } from './rescue/rescue.module';
 import { RetentionModule } from './retention/retention.module';
+import { SessionLookupModule } from './sessions/session-lookup.module';
 import { SessionsModule } from './sessions/sessions.module';
 
 @Module({})
@@ -38,6 +39,7 @@ export class AppModule {
         ProvidersModule,
         NumbersModule,
         SessionsModule,
+        SessionLookupModule,
         RelayModule,
         RescueModule,
         HealthModule,

@@ -11,7 +11,7 @@ export const JOB_LOCKS = {
   relayRetries: 7_240_103,
   idempotencyCleanup: 7_240_104,
   messageTextRetention: 7_240_105,
-  /** Folding the pool's load changes into its totals (ProviderStateRepository.poolUsage), one replica at a time. */
+  /** Folding the pool's load changes into its totals (ProxyNumberRepository.poolUsage), one replica at a time. */
   poolUsageFold: 7_240_106,
 } as const;
 

@@ -1,4 +1,5 @@
 export { NotificationsModule } from './notifications.module';
+export { AccountSessions } from './api/account-sessions';
 export {
   EventOutbox,
   MAX_WEBHOOK_BODY_BYTES,
@@ -12,7 +13,7 @@ export {
   type RecordedEvent,
   type SessionEventInput,
 } from './events/event-outbox';
-export { DeliveryWakes, transactionThenWake, type WakeWarning } from './events/delivery-wakes';
+export { DeliveryWaker, DeliveryWakes, transactionThenWake, type WakeWarning } from './events/delivery-wakes';
 export { CallbackUrlValidator } from './targets/callback-url-validator';
 export { WebhookSender, type AttemptResult, type SenderSettings } from './delivery/webhook-sender';
 export { twilioSignedForm } from './delivery/signed-request';

@@ -9,6 +9,7 @@ import { WebhookHistoryRepository } from './api/webhook-history.repository';
 import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.controller';
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
+import { DeliveryWaker } from './events/delivery-wakes';
 import { EventOutbox } from './events/event-outbox';
 import { WebhookSecretRepository } from './secrets/webhook-secret.repository';
 import { WebhookSecrets } from './secrets/webhook-secrets';
@@ -36,6 +37,7 @@ import { DefaultCallbackUrls } from './targets/default-callback-urls';
       inject: [DataSource, BROKER_CONFIG, CLOCK],
     },
     { provide: DeliveryStore, useFactory: (dataSource: DataSource) => new DeliveryStore(dataSource), inject: [DataSource] },
+    { provide: DeliveryWaker, useFactory: (dataSource: DataSource) => new DeliveryWaker(dataSource), inject: [DataSource] },
     CallbackUrlValidator,
     WebhookHistory,
     WebhookHistoryRepository,
@@ -43,6 +45,6 @@ import { DefaultCallbackUrls } from './targets/default-callback-urls';
     DefaultCallbackUrlRepository,
     DeliveryWorkerService,
   ],
-  exports: [EventOutbox, CallbackUrlValidator, WebhookSecrets],
+  exports: [EventOutbox, DeliveryWaker, CallbackUrlValidator, WebhookSecrets],
 })
 export class NotificationsModule {}

@@ -1,25 +1,36 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
-import { ProviderStateRepository, type LeaderFence, type TransitionHook } from './provider-state.repository';
+import { BreakerLeadership } from './cluster/breaker-leadership';
+import { ProviderStateRepository, type CommittedTransition, type LeaderFence, type TransitionWriter } from './provider-state.repository';
 
 /**
  * Persists each provider's breaker transitions (the history ops read) and snapshot, in the order they
  * happened, off the path of any request; a failed or fenced-off write is logged and never takes the
- * breaker down. Every write is announced (NOTIFY) so the other replicas adopt it (ProviderStateSync).
+ * breaker down. Every write is announced (NOTIFY) so the other replicas adopt it (ProviderStateSync), with
+ * this replica's name (BreakerLeadership.replica; `origin` in the notification) so it ignores its own.
  */
 @Injectable()
 export class BreakerStateStore {
   private readonly logger = new Logger(BreakerStateStore.name);
   private queue: Promise<void> = Promise.resolve();
-  /** Identifies this process in notifications, so it ignores its own. */
-  readonly origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  private readonly afterTransition: TransitionHook[] = [];
+  private readonly writers: TransitionWriter[] = [];
+  /** Each transition once it has committed (ProviderStateRepository.transitions$). */
+  readonly transitions$: Observable<CommittedTransition>;
 
-  constructor(private readonly repository: ProviderStateRepository) {}
+  constructor(
+    private readonly repository: ProviderStateRepository,
+    private readonly leadership: BreakerLeadership,
+  ) {
+    this.transitions$ = repository.transitions$;
+  }
 
-  /** Lets another module write in the same transaction as a transition (the ops webhook outbox). */
-  onTransition(hook: TransitionHook): void {
-    this.afterTransition.push(hook);
+  /**
+   * Lets another module write in the same transaction as a transition (the ops webhook outbox); what follows its
+   * commit listens to `transitions$`.
+   */
+  writeWithTransition(writer: TransitionWriter): void {
+    this.writers.push(writer);
   }
 
   /**
@@ -40,7 +51,7 @@ export class BreakerStateStore {
         snapshot,
         fence,
         this.notice(provider),
-        this.afterTransition,
+        this.writers,
         overrideId,
       );
       if (!written) this.logger.warn(`transition of ${provider} dropped: this replica no longer holds the breaker lease`);
@@ -63,7 +74,7 @@ export class BreakerStateStore {
   }
 
   private notice(provider: string): string {
-    return JSON.stringify({ provider, origin: this.origin });
+    return JSON.stringify({ provider, origin: this.leadership.replica });
   }
 
   private enqueue(what: string, write: () => Promise<void>): void {

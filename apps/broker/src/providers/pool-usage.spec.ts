@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import fc from 'fast-check';
 import type { BrokerConfig } from '../config';
 import { LoadOrder, PoolUsage } from './pool-usage';
-import type { PoolUsageRows, ProviderStateRepository } from './provider-state.repository';
+import type { PoolUsageRows, ProxyNumberRepository } from '../numbers/proxy-number.repository';
 
 /** What the allocator was given before: a Map's entries sorted by load (stable: equal loads in insertion order). */
 class SortedMapReference {
@@ -77,7 +77,7 @@ describe('PoolUsage: its schedule', () => {
       return { numbers: [], perNumber: [], perChannels: [] };
     },
     foldPoolLoad: async (): Promise<void> => void calls.push('fold'),
-  } as unknown as ProviderStateRepository;
+  } as unknown as ProxyNumberRepository;
   const config = (poolUsageRefreshMs: number) =>
     ({ sessions: { poolUsageRefreshMs, sweepIntervalMs: 10_000, numberQuarantineSeconds: 86_400 } }) as unknown as BrokerConfig;
 

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { ProviderStateRepository } from './provider-state.repository';
+import { JOB_LOCKS } from '../database/exclusive';
+import { ProxyNumberRepository } from '../numbers/proxy-number.repository';
 
 export interface ProviderPoolUsage {
   /** Active sessions on the provider. */
@@ -31,7 +32,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   private refreshing: Promise<void> | null = null;
 
   constructor(
-    private readonly repository: ProviderStateRepository,
+    private readonly repository: ProxyNumberRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
   ) {}
 
@@ -39,7 +40,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.refresh();
     const every = this.config.sessions.poolUsageRefreshMs;
     // Read at start only: the load changes the creates write are still folded into the totals, on the sweeper's
-    // cadence, so they do not pile up (ProviderStateRepository.foldPoolLoad).
+    // cadence, so they do not pile up (ProxyNumberRepository.foldPoolLoad).
     this.timer =
       every === 0
         ? setInterval(() => void this.fold(), this.config.sessions.sweepIntervalMs)
@@ -49,7 +50,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
 
   private fold(): Promise<void> {
     this.refreshing ??= this.repository
-      .foldPoolLoad()
+      .foldPoolLoad(JOB_LOCKS.poolUsageFold)
       .catch((error: unknown) => this.logger.warn(`pool load not folded: ${(error as Error).message}`))
       .finally(() => (this.refreshing = null));
     return this.refreshing;
@@ -90,7 +91,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
   }
 
   private async read(): Promise<void> {
-    const { numbers, perNumber, perChannels } = await this.repository.poolUsage();
+    const { numbers, perNumber, perChannels } = await this.repository.poolUsage(JOB_LOCKS.poolUsageFold);
     const usage = new Map<string, ProviderPoolUsage>();
     for (const n of numbers)
       usage.set(n.provider, {

@@ -1,22 +1,26 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { DeliveryWakes, EventOutbox } from '../notifications';
+import type { BreakerTransition } from '@app/circuit-breaker';
+import { DeliveryWaker, DeliveryWakes, EventOutbox } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 
 /**
- * Each persisted breaker transition becomes a `provider.state_changed` webhook to OPS_WEBHOOK_URL, in the same
- * transaction; the delivery workers are woken once it has committed.
+ * Each persisted breaker transition becomes a `provider.state_changed` webhook to OPS_WEBHOOK_URL, written in the
+ * transition's transaction; once the store tells it has committed (`transitions$`), the delivery workers are woken.
  */
 @Injectable()
 export class ProviderOpsEvents implements OnModuleInit {
   private readonly logger = new Logger(ProviderOpsEvents.name);
+  /** The deliveries each transition's transaction recorded, until it is told committed (or dropped with a rollback). */
+  private readonly recorded = new WeakMap<BreakerTransition, DeliveryWakes>();
 
   constructor(
     private readonly store: BreakerStateStore,
     private readonly outbox: EventOutbox,
+    private readonly waker: DeliveryWaker,
   ) {}
 
   onModuleInit(): void {
-    this.store.onTransition(async (provider, transition, manager) => {
+    this.store.writeWithTransition(async (provider, transition, manager) => {
       const wakes = new DeliveryWakes();
       await this.outbox.recordOps(
         manager,
@@ -35,7 +39,15 @@ export class ProviderOpsEvents implements OnModuleInit {
         },
         wakes,
       );
-      return (runner) => wakes.send(runner, (message) => this.logger.warn(message));
+      this.recorded.set(transition, wakes);
+    });
+    // For the app's lifetime (the store's repository, whose subject this is, lives as long): a transition the shutdown's
+    // flush commits still wakes its delivery.
+    this.store.transitions$.subscribe(({ transition }) => {
+      const wakes = this.recorded.get(transition);
+      if (!wakes) return;
+      this.recorded.delete(transition);
+      void this.waker.wake(wakes, (message) => this.logger.warn(message));
     });
   }
 }

@@ -84,7 +84,7 @@ describe('ProviderStateRepository: the breaker lease', () => {
   });
 
   // Issue #19: the ops webhook's wake of the delivery workers goes out after the transition's commit.
-  it('runs what a hook leaves for after the commit once the transition has committed, and none of it when the write fails', async () => {
+  it('tells a transition on transitions$ once it has committed, and none when the write fails', async () => {
     const { transition, snapshot } = open();
     const committed = async (reason: string) =>
       // The pool's other connection: it sees only what has committed.
@@ -92,18 +92,27 @@ describe('ProviderStateRepository: the breaker lease', () => {
         (await dataSource.query('SELECT count(*)::int AS n FROM breaker_transitions WHERE reason = $1', [reason])) as Array<{ n: number }>
       )[0].n;
     const seen: number[] = [];
-    const leaveCheck = (reason: string) => async () => async () => void seen.push(await committed(reason));
-    expect(await repository.saveTransition('after', { ...transition, reason: 'r1' }, snapshot, null, '{}', [leaveCheck('r1')])).toBe(true);
+    // A listener's check, as the ops events' wake: what it sees when it is told.
+    const checks: Array<Promise<void>> = [];
+    const listening = repository.transitions$.subscribe(({ transition: told }) =>
+      checks.push(committed(told.reason).then((n) => void seen.push(n))),
+    );
+    const told = async () => void (await Promise.all(checks));
+    const writes = async (): Promise<void> => undefined;
+    expect(await repository.saveTransition('after', { ...transition, reason: 'r1' }, snapshot, null, '{}', [writes])).toBe(true);
+    await told();
     expect(seen).toEqual([1]);
 
     const failing = async (): Promise<void> => {
       throw new Error('the ops event could not be written');
     };
     await expect(
-      repository.saveTransition('after', { ...transition, reason: 'r2' }, snapshot, null, '{}', [leaveCheck('r2'), failing]),
+      repository.saveTransition('after', { ...transition, reason: 'r2' }, snapshot, null, '{}', [writes, failing]),
     ).rejects.toThrow('could not be written');
+    await told();
     expect(seen).toEqual([1]);
     expect(await committed('r2')).toBe(0);
+    listening.unsubscribe();
   });
 
   it('holds a takeover back until a write under the current fence has committed', async () => {

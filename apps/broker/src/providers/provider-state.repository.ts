@@ -1,16 +1,14 @@
 /**
  * All the SQL of the providers' shared state: each provider's breaker snapshot, disabled flag and last
- * health check, the transition history, the operators' overrides, the breaker leader's lease, and the pool usage
- * read for the health page.
+ * health check, the transition history, the operators' overrides and the breaker leader's lease.
  * Writes a leader makes carry its fence (holder and epoch) and are dropped when another replica
  * took the lease over since (docs/operations.md).
  */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Subject, type Observable } from 'rxjs';
 import type { BreakerSnapshot, BreakerTransition } from '@app/circuit-breaker';
-import type { StatementRunner } from '@app/database';
 import { DataSource, type EntityManager } from 'typeorm';
-import { JOB_LOCKS } from '../database/exclusive';
 import { BreakerTransitionRecord } from './breaker-transition.entity';
 import { ProviderStateRecord } from './provider-state.entity';
 
@@ -39,14 +37,6 @@ export interface LeaseHolder {
  */
 export type HealthCheckClaim = { claimed: true } | { claimed: false; dueInMs: number | null };
 
-export interface PoolUsageRows {
-  /** `voice`, `sms`: enabled numbers carrying each channel. */
-  numbers: Array<{ provider: string; total: number; enabled: number; voice: number; sms: number }>;
-  perNumber: Array<{ provider: string; proxy_number_id: string; active: number }>;
-  /** Active sessions per provider and channels (`voice`, `sms`, `voice+sms`). */
-  perChannels: Array<{ provider: string; channels: string; active: number }>;
-}
-
 /** An operator's request to force a breaker, as the leader takes it. */
 export interface ClaimedOverride {
   id: string;
@@ -68,17 +58,26 @@ export const PROVIDER_STATE_CHANNEL = 'broker_provider_state';
 /** The lease of the replica that runs health checks and decides every provider's breaker. */
 export const BREAKER_LEASE = 'breaker-leader';
 
-/**
- * What a hook leaves for after the transition's commit, given a runner of statements outside any transaction
- * (the ops webhook's wake of the delivery workers): the repository keeps the connections.
- */
-export type AfterCommit = (runner: StatementRunner) => Promise<void>;
+/** Writes with a transition in its transaction (`manager`): what must commit with it, or not at all (the ops webhook's outbox row). */
+export type TransitionWriter = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<void>;
 
-/** Writes with a transition in its transaction (`manager`); what it returns, if anything, runs once that transaction has committed. */
-export type TransitionHook = (provider: string, transition: BreakerTransition, manager: EntityManager) => Promise<AfterCommit | void>;
+/** A transition once its transaction has committed: what `transitions$` tells. */
+export interface CommittedTransition {
+  readonly provider: string;
+  readonly transition: BreakerTransition;
+  /** The operator's request the transition applied, if it was forced by one. */
+  readonly overrideId: string | null;
+}
 
 @Injectable()
 export class ProviderStateRepository {
+  private readonly committed = new Subject<CommittedTransition>();
+  /**
+   * Each transition `saveTransition` wrote, once its transaction has committed (never one that was fenced off or
+   * failed): what runs after the commit (the wake of the delivery workers) listens here.
+   */
+  readonly transitions$: Observable<CommittedTransition> = this.committed.asObservable();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async loadAll(): Promise<Map<string, SavedProviderState>> {
@@ -92,9 +91,9 @@ export class ProviderStateRepository {
   }
 
   /**
-   * One transition, its snapshot, what `hooks` write with it, and a NOTIFY, in one transaction, then what the
-   * hooks left to do after its commit; with a fence, nothing is written (false) unless the fence still holds
-   * the lease. `overrideId`: the operator's request a forced transition applied.
+   * One transition, its snapshot, what `writers` write with it, and a NOTIFY, in one transaction; once it has
+   * committed, the transition goes out on `transitions$`. With a fence, nothing is written (false) unless the fence
+   * still holds the lease. `overrideId`: the operator's request a forced transition applied.
    */
   async saveTransition(
     provider: string,
@@ -102,10 +101,9 @@ export class ProviderStateRepository {
     snapshot: BreakerSnapshot,
     fence: LeaderFence | null,
     notice: string,
-    hooks: readonly TransitionHook[],
+    writers: readonly TransitionWriter[],
     overrideId: string | null = null,
   ): Promise<boolean> {
-    const afterCommit: AfterCommit[] = [];
     const written = await this.dataSource.transaction(async (manager) => {
       if (fence && !(await holdsLease(manager, fence))) return false;
       await manager.getRepository(BreakerTransitionRecord).insert({
@@ -119,14 +117,11 @@ export class ProviderStateRepository {
         overrideId,
       });
       await upsertSnapshot(manager, provider, snapshot);
-      for (const hook of hooks) {
-        const then = await hook(provider, transition, manager);
-        if (then) afterCommit.push(then);
-      }
+      for (const write of writers) await write(provider, transition, manager);
       await notify(manager, notice);
       return true;
     });
-    for (const then of afterCommit) await then(this.dataSource);
+    if (written) this.committed.next({ provider, transition, overrideId });
     return written;
   }
 
@@ -283,58 +278,6 @@ export class ProviderStateRepository {
   /** A NOTIFY on `channel`, outside any transaction (the followers' outcome batches). */
   async notify(channel: string, payload: string): Promise<void> {
     await this.dataSource.query('SELECT pg_notify($1, $2)', [channel, payload]);
-  }
-
-  /**
-   * The pool and its load. The load is counted with the sessions (migration PoolUsageCounts): the totals per number
-   * and channels plus the changes not folded into them yet, so the read costs the pool's size and the changes since
-   * the last fold, however many sessions are active. Before reading, one replica at a time folds the changes in.
-   */
-  async poolUsage(): Promise<PoolUsageRows> {
-    await this.foldPoolLoad();
-    const numbers: PoolUsageRows['numbers'] = await this.dataSource.query(
-      `/* pool.numbers */ SELECT provider, count(*)::int AS total, (count(*) FILTER (WHERE enabled))::int AS enabled,
-              (count(*) FILTER (WHERE enabled AND 'voice' = ANY(capabilities)))::int AS voice,
-              (count(*) FILTER (WHERE enabled AND 'sms' = ANY(capabilities)))::int AS sms
-         FROM proxy_numbers GROUP BY provider`,
-    );
-    const loads: Array<{ provider: string; proxy_number_id: string; channels: string; active: number }> = await this.dataSource.query(
-      `/* pool.load */ SELECT pn.provider, l.proxy_number_id, l.channels, sum(l.active)::int AS active
-         FROM (SELECT proxy_number_id, channels, active FROM proxy_number_loads
-               UNION ALL SELECT proxy_number_id, channels, delta FROM proxy_number_load_changes) l
-         JOIN proxy_numbers pn ON pn.id = l.proxy_number_id
-        GROUP BY pn.provider, l.proxy_number_id, l.channels HAVING sum(l.active) > 0`,
-    );
-    const perNumber = new Map<string, PoolUsageRows['perNumber'][number]>();
-    const perChannels = new Map<string, PoolUsageRows['perChannels'][number]>();
-    for (const row of loads) {
-      const number = perNumber.get(row.proxy_number_id) ?? { provider: row.provider, proxy_number_id: row.proxy_number_id, active: 0 };
-      number.active += row.active;
-      perNumber.set(row.proxy_number_id, number);
-      const key = `${row.provider}\u0000${row.channels}`;
-      const channels = perChannels.get(key) ?? { provider: row.provider, channels: row.channels, active: 0 };
-      channels.active += row.active;
-      perChannels.set(key, channels);
-    }
-    return { numbers, perNumber: [...perNumber.values()], perChannels: [...perChannels.values()] };
-  }
-
-  /**
-   * Moves the load changes written so far into the totals: one statement (its own transaction, one round trip), which
-   * moves nothing while another replica's fold holds the lock. Without the lock two folds would still not count a change
-   * twice (the second's DELETE skips the rows the first deleted); the lock spares them waiting on each other.
-   */
-  async foldPoolLoad(): Promise<void> {
-    await this.dataSource.query(
-      `/* pool.fold */ WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($1) AS held),
-       moved AS (
-         DELETE FROM proxy_number_load_changes WHERE (SELECT held FROM lock) RETURNING proxy_number_id, channels, delta
-       )
-       INSERT INTO proxy_number_loads (proxy_number_id, channels, active)
-       SELECT proxy_number_id, channels, sum(delta)::int FROM moved GROUP BY proxy_number_id, channels ORDER BY proxy_number_id, channels
-       ON CONFLICT (proxy_number_id, channels) DO UPDATE SET active = proxy_number_loads.active + EXCLUDED.active`,
-      [JOB_LOCKS.poolUsageFold],
-    );
   }
 }
 

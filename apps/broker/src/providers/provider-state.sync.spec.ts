@@ -9,7 +9,6 @@ import { BehaviorSubject } from 'rxjs';
 import { CircuitBreaker, type BreakerSnapshot } from '@app/circuit-breaker';
 import { loadConfig } from '../config';
 import type { ListenClient } from '../database/listen-client';
-import type { BreakerStateStore } from './breaker-state.store';
 import type { BreakerLeadership, Leadership } from './cluster/breaker-leadership';
 import type { ProviderAdapters } from './provider-adapters';
 import { ProviderBreakers, providerBreakerPolicy, systemBreakerScheduler } from './provider-breakers';
@@ -23,6 +22,7 @@ function setUp(saved: () => BreakerSnapshot) {
   const breakers = new ProviderBreakers(config, { names: ['primary'] } as unknown as ProviderAdapters, systemBreakerScheduler());
   const role = new BehaviorSubject<Leadership>({ scope: 'cluster', leader: 'a', fence: null });
   const leadership = {
+    replica: 'me',
     get current() {
       return role.value;
     },
@@ -36,7 +36,7 @@ function setUp(saved: () => BreakerSnapshot) {
       Promise.resolve(new Map<string, SavedProviderState>([['primary', { snapshot: saved(), disabled: false, disabledReason: null }]])),
   } as unknown as ProviderStateRepository;
   const listener = { subscribe: () => () => undefined, onReconnect: () => () => undefined } as unknown as ListenClient;
-  const sync = new ProviderStateSync(repository, { origin: 'me' } as BreakerStateStore, breakers, leadership, listener);
+  const sync = new ProviderStateSync(repository, breakers, leadership, listener);
   sync.onApplicationBootstrap();
   const settle = () => new Promise((done) => setTimeout(done, 0));
   return { breakers, role, sync, settle, primary: () => breakers.get('primary').status() };

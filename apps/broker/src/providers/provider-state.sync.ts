@@ -2,7 +2,6 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { Subscription } from 'rxjs';
 import type { BreakerStatus } from '@app/circuit-breaker';
 import { ListenClient } from '../database/listen-client';
-import { BreakerStateStore } from './breaker-state.store';
 import { BreakerLeadership, type Leadership } from './cluster/breaker-leadership';
 import { ProviderBreakers } from './provider-breakers';
 import { PROVIDER_STATE_CHANNEL, ProviderStateRepository, type SavedProviderState } from './provider-state.repository';
@@ -27,7 +26,6 @@ export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, 
 
   constructor(
     private readonly repository: ProviderStateRepository,
-    private readonly store: BreakerStateStore,
     private readonly breakers: ProviderBreakers,
     private readonly leadership: BreakerLeadership,
     private readonly listener: ListenClient,
@@ -65,7 +63,7 @@ export class ProviderStateSync implements OnModuleInit, OnApplicationBootstrap, 
   private async onNotification(payload: string): Promise<void> {
     try {
       const { provider, origin } = JSON.parse(payload) as { provider?: string; origin?: string };
-      if (!provider || origin === this.store.origin || !this.breakers.has(provider)) return;
+      if (!provider || origin === this.leadership.replica || !this.breakers.has(provider)) return;
       const saved = await this.repository.load(provider);
       if (saved) this.apply(provider, saved, !this.leadership.decidesHere);
     } catch (error) {

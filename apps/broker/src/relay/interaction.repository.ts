@@ -67,11 +67,6 @@ export interface InteractionTransaction {
   record(event: SessionEventInput): Promise<void>;
 }
 
-/** A proxy number of a provider's pool, and the account it is dedicated to (null: the shared pool). */
-export interface PoolNumber {
-  readonly accountId: string | null;
-}
-
 /** What the relay needs from storage (PostgresInteractionRepository; specs use a fake). */
 export abstract class InteractionRepository {
   abstract transaction<T>(work: (tx: InteractionTransaction) => Promise<T>): Promise<T>;
@@ -99,8 +94,6 @@ export abstract class InteractionRepository {
   abstract recordEvent(event: SessionEventInput): Promise<void>;
   /** Up to `limit` pending relays whose next attempt is due, longest due first. */
   abstract due(limit: number): Promise<string[]>;
-  /** The proxy number `number` of `provider`'s pool; null when the pool does not hold it. */
-  abstract poolNumber(provider: string, number: string): Promise<PoolNumber | null>;
 }
 
 /**
@@ -244,14 +237,6 @@ export class PostgresInteractionRepository implements InteractionRepository {
       [limit],
     );
     return rows.map((r) => r.id);
-  }
-
-  async poolNumber(provider: string, number: string): Promise<PoolNumber | null> {
-    const [row] = await this.dataSource.query<Array<{ account_id: string | null }>>(
-      'SELECT account_id FROM proxy_numbers WHERE provider = $1 AND number = $2',
-      [provider, number],
-    );
-    return row ? { accountId: row.account_id } : null;
   }
 }
 

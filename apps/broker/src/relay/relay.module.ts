@@ -4,6 +4,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { InterceptModule } from '../intercept';
 import { JobsModule } from '../jobs/jobs.module';
 import { NotificationsModule } from '../notifications';
+import { NumbersModule } from '../numbers/numbers.module';
 import { ProvidersModule } from '../providers/providers.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { InboundController } from './inbound.controller';
@@ -15,7 +16,16 @@ import { RelayService } from './relay.service';
 import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
-  imports: [ProvidersModule, SessionsModule, NotificationsModule, JobsModule, InterceptModule, IdempotencyModule, DestinationsModule],
+  imports: [
+    ProvidersModule,
+    SessionsModule,
+    NotificationsModule,
+    NumbersModule,
+    JobsModule,
+    InterceptModule,
+    IdempotencyModule,
+    DestinationsModule,
+  ],
   providers: [
     RelayService,
     RelayWorker,

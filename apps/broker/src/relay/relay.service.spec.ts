@@ -114,6 +114,7 @@ describe('RelayService', () => {
       provider.registry(),
       intercept.client(),
       new SessionRelayLimit(config, systemClock, new BrokerMetrics()),
+      interactions,
       systemClock,
     );
     session = sessions.addPending({

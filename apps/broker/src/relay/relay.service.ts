@@ -4,6 +4,7 @@ import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { InterceptClient, type InterceptDecision } from '../intercept';
+import { ProxyNumberRepository } from '../numbers/proxy-number.repository';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { SessionDto } from '../sessions/dto/session.dto';
 import { sessionEvent } from '../sessions/session-events';
@@ -51,6 +52,7 @@ export class RelayService {
     private readonly registry: ProviderRegistry,
     private readonly intercept: InterceptClient,
     private readonly relayLimit: SessionRelayLimit,
+    @Inject(ProxyNumberRepository) private readonly numbers: Pick<ProxyNumberRepository, 'poolNumber'>,
     @Inject(CLOCK) private readonly clock: Clock = systemClock,
   ) {}
 
@@ -62,7 +64,7 @@ export class RelayService {
       const moved = await this.sessions.findMovedFrom(provider, event.to, event.from, now);
       if (moved) return this.reachedOldNumber(provider, moved, event, now);
       // A number this provider's pool does not hold is no proxy of ours: nobody to answer for.
-      const number = await this.interactions.poolNumber(provider, event.to);
+      const number = await this.numbers.poolNumber(provider, event.to);
       if (!number) return { kind: 'not-our-number' };
       // Only the account a number is dedicated to may learn who writes to it; a shared number tells nobody.
       if (number.accountId) await this.interactions.recordEvent(interactionOutOfSession(number.accountId, provider, event, now));

@@ -68,6 +68,8 @@ export abstract class SessionRepository {
   abstract transaction<T>(work: (tx: SessionTransaction) => Promise<T>): Promise<T>;
   /** The account's session in any status, pending included; null when there is none. */
   abstract find(accountId: string, id: string): Promise<Session | null>;
+  /** Whether the account has a session with this id, in any status (the event history's `?session=`). */
+  abstract exists(accountId: string, id: string): Promise<boolean>;
   /** The first session a create with this key activated (a reservation left pending is not one). */
   abstract findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null>;
   /** Up to `limit` of the account's sessions, newest first, pending ones left out. */
@@ -153,6 +155,14 @@ export class PostgresSessionRepository implements SessionRepository {
 
   find(accountId: string, id: string): Promise<Session | null> {
     return this.dataSource.getRepository(Session).findOne({ where: { id, accountId } });
+  }
+
+  async exists(accountId: string, id: string): Promise<boolean> {
+    const [row] = await this.dataSource.query<Array<{ known: boolean }>>(
+      'SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND account_id = $2) AS known',
+      [id, accountId],
+    );
+    return row.known;
   }
 
   findCreatedWith(accountId: string, idempotencyKey: string): Promise<Session | null> {

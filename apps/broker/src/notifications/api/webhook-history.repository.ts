@@ -191,11 +191,10 @@ export class WebhookHistoryRepository {
     }));
   }
 
-  /** Whether the account has (or had: its events outlive it) a session with this id. */
-  async sessionKnown(accountId: string, sessionId: string): Promise<boolean> {
+  /** Whether the account has events of a session with this id (they outlive the session). */
+  async hasSessionEvents(accountId: string, sessionId: string): Promise<boolean> {
     const [row] = await this.dataSource.query<Array<{ known: boolean }>>(
-      `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND account_id = $2)
-           OR EXISTS (SELECT 1 FROM webhook_events WHERE session_id = $1 AND account_id = $2) AS known`,
+      `SELECT EXISTS (SELECT 1 FROM webhook_events WHERE session_id = $1 AND account_id = $2) AS known`,
       [sessionId, accountId],
     );
     return row.known;

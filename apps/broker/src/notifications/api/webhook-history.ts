@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../../common/problem';
 import { decodePageCursor, encodePageCursor } from '../../common/pagination/page-cursor';
+import { AccountSessions } from './account-sessions';
 import type { DeliveryDto, EndpointStateDto } from './dto/delivery.dto';
 import type { DeliverySummaryDto, EventDto, EventListDto, ListEventsQueryDto } from './dto/events.dto';
 import { WebhookHistoryRepository, type EndpointRecord } from './webhook-history.repository';
@@ -21,10 +22,13 @@ export const deliveryNotFound = (): ProblemException =>
 /** What an account reads about its events and their deliveries; another account's are not there (404). */
 @Injectable()
 export class WebhookHistory {
-  constructor(private readonly repository: WebhookHistoryRepository) {}
+  constructor(
+    private readonly repository: WebhookHistoryRepository,
+    private readonly sessions: AccountSessions,
+  ) {}
 
   async listEvents(accountId: string, query: ListEventsQueryDto): Promise<EventListDto> {
-    if (query.session && !(await this.repository.sessionKnown(accountId, query.session)))
+    if (query.session && !(await this.sessionKnown(accountId, query.session)))
       throw new ProblemException({
         status: 404,
         slug: 'session-not-found',
@@ -75,6 +79,11 @@ export class WebhookHistory {
       })),
       endpoint: delivery.endpoint ? endpointState(delivery.endpoint) : null,
     };
+  }
+
+  /** Whether the account has (or had: its events outlive it) a session with this id. */
+  private async sessionKnown(accountId: string, sessionId: string): Promise<boolean> {
+    return (await this.sessions.exists(accountId, sessionId)) || this.repository.hasSessionEvents(accountId, sessionId);
   }
 
   private async deliveriesOf(eventIds: string[]): Promise<Map<string, DeliverySummaryDto[]>> {

@@ -60,6 +60,19 @@ export class DeliveryWakes {
 }
 
 /**
+ * Sends the wakes of a transaction someone else ran, once it has committed, on a pooled connection: for a caller that
+ * keeps no connection of its own (the breaker's ops webhook, told of a committed transition by an event).
+ */
+export class DeliveryWaker {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** As `DeliveryWakes.send`: never rejects; a failure is told to `warn` and the poll sends those deliveries. */
+  wake(wakes: DeliveryWakes, warn: WakeWarning): Promise<void> {
+    return wakes.send(this.dataSource, warn);
+  }
+}
+
+/**
  * Runs `work` in one transaction of `dataSource` (as `dataSource.transaction` does), then, once it has
  * committed, wakes the workers for the deliveries it recorded in `wakes`, on the same connection before it
  * goes back to the pool (so the wake never queues for another one). A transaction that fails wakes nobody

@@ -1,6 +1,6 @@
 /**
  * Pool usage as counts kept with the sessions (issue #34 item 3, migration PoolUsageCounts), on a real PostgreSQL: what
- * ProviderStateRepository.poolUsage reads from the totals and the changes not folded yet is, after every kind of write
+ * ProxyNumberRepository.poolUsage reads from the totals and the changes not folded yet is, after every kind of write
  * to `sessions`, what a scan of the active sessions counts: creates on both paths, a pending reservation and its release,
  * a close, the sweeper's expiry (time and idle), a session moved to another number, deletions, a truncation, concurrent creates while
  * the totals are folded.
@@ -11,8 +11,10 @@ import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../database/entities';
+import { JOB_LOCKS } from '../database/exclusive';
 import { EventOutbox } from '../notifications';
-import type { Channel } from '../numbers/proxy-number.entity';
+import type { Channel } from './proxy-number.entity';
+import { ProxyNumberRepository, type PoolUsageRows } from './proxy-number.repository';
 import { expireLapsed } from '../sessions/expire-lapsed';
 import { pendingSession } from '../sessions/session-allocator';
 import { sessionCreated } from '../sessions/session-events';
@@ -20,7 +22,6 @@ import { ended } from '../sessions/session-expiry';
 import type { Session } from '../sessions/session.entity';
 import { PostgresSessionRepository } from '../sessions/session.repository';
 import { SessionReservationRepository, type ReservationInput } from '../sessions/session-reservation.repository';
-import { ProviderStateRepository, type PoolUsageRows } from './provider-state.repository';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c1';
 const SECOND = 1000;
@@ -30,7 +31,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
   let dataSource: DataSource;
   let sessions: PostgresSessionRepository;
   let reservations: SessionReservationRepository;
-  let repository: ProviderStateRepository;
+  let repository: ProxyNumberRepository;
   const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 });
   let seq = 0;
   const person = () => `+23480330${String((seq += 1)).padStart(5, '0')}`;
@@ -85,7 +86,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
 
   /** What the refresh reads, in a stable order. */
   async function counted(): Promise<Pick<PoolUsageRows, 'perNumber' | 'perChannels'>> {
-    const { perNumber, perChannels } = await repository.poolUsage();
+    const { perNumber, perChannels } = await repository.poolUsage(JOB_LOCKS.poolUsageFold);
     return {
       perNumber: [...perNumber].sort((a, b) => a.proxy_number_id.localeCompare(b.proxy_number_id)),
       perChannels: [...perChannels].sort((a, b) => `${a.provider}${a.channels}`.localeCompare(`${b.provider}${b.channels}`)),
@@ -112,7 +113,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 6 })).initialize();
     sessions = new PostgresSessionRepository(dataSource, outbox);
     reservations = new SessionReservationRepository(dataSource, outbox);
-    repository = new ProviderStateRepository(dataSource);
+    repository = new ProxyNumberRepository(dataSource);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'c')`, [ACCOUNT]);
     for (let i = 1; i <= 3; i++)
       await dataSource.query(`INSERT INTO proxy_numbers (provider, number, capabilities) VALUES ('c', $1, '{voice,sms}')`, [
@@ -209,7 +210,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
   it('folds the changes into the totals without losing or doubling one, while creates and other folds run', async () => {
     const now = Date.now();
     const creates = Array.from({ length: 40 }, (_, i) => (i % 2 ? createInOne(now) : reserveThenActivate(now)));
-    const folds = Array.from({ length: 6 }, () => repository.poolUsage());
+    const folds = Array.from({ length: 6 }, () => repository.poolUsage(JOB_LOCKS.poolUsageFold));
     const made = await Promise.all(creates);
     await Promise.all(folds);
     expect(await total()).toBe(40);
@@ -218,7 +219,11 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
     expect(await pendingChanges()).toBe(0);
     const [{ n }] = (await dataSource.query('SELECT sum(active)::int AS n FROM proxy_number_loads')) as Array<{ n: number }>;
     expect(n).toBe(40);
-    await Promise.all([...made.slice(0, 25).map((s) => close(s, now + SECOND)), repository.poolUsage(), repository.poolUsage()]);
+    await Promise.all([
+      ...made.slice(0, 25).map((s) => close(s, now + SECOND)),
+      repository.poolUsage(JOB_LOCKS.poolUsageFold),
+      repository.poolUsage(JOB_LOCKS.poolUsageFold),
+    ]);
     expect(await total()).toBe(15);
     expect(await counted()).toEqual(await scanned());
   });
@@ -226,7 +231,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
   it('empties the counts when the sessions are truncated (the benchmarks’ reset)', async () => {
     const now = Date.now();
     await createInOne(now);
-    await repository.poolUsage();
+    await repository.poolUsage(JOB_LOCKS.poolUsageFold);
     await createInOne(now);
     await dataSource.query('TRUNCATE sessions, session_participants, interactions, webhook_events, webhook_deliveries CASCADE');
     expect(await counted()).toEqual({ perNumber: [], perChannels: [] });
