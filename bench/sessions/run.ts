@@ -37,7 +37,7 @@
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { systemClock } from '@app/clock';
-import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
+import { EventOutbox } from '../../apps/broker/src/notifications';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
 import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';
