@@ -12,8 +12,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { databaseFailoverDrill, type FailoverDrillResult } from '../bench/drills/database-failover';
-import { missingHaPackages } from '../bench/support/ha-cluster';
+import { databaseFailoverDrill, type FailoverDrillResult } from './drills/database-failover';
+import { missingHaPackages } from './drills/ha-cluster';
 import { buildOnce } from './support/processes';
 
 function ensureHaPackages(): void {

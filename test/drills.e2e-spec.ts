@@ -7,7 +7,7 @@
  * Every wait is a bounded count of attempts; no test measures a duration.
  */
 import { createTestDatabase, type TestDatabase, WebhookReceiver } from '@app/testing';
-import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateLoop, type CreateRecord } from '../bench/support/create-loop';
+import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateLoop, type CreateRecord } from './drills/create-loop';
 import { checkPoolRule, missingSessions, withClient } from '../bench/support/pool-rule';
 import {
   BENCH_API_KEY,
@@ -20,7 +20,7 @@ import {
   type BrokerProcess,
   type SimulatorProcess,
 } from '../bench/support/stack';
-import { killedInBind } from '../bench/support/killed-in-bind';
+import { killedInBind } from './drills/killed-in-bind';
 import { buildOnce } from './support/processes';
 
 const ENV = { LOG_LEVEL: 'warn', SIM_SEED_NUMBERS: '5', PROVIDER_CALL_TIMEOUT_MS: '2000' };

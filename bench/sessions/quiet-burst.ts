@@ -48,7 +48,7 @@ export interface BurstFigures {
 }
 
 /** Creates evenly paced at `rate` for `seconds` (open loop): one burst. */
-export function burstOfCreates(
+function burstOfCreates(
   url: string,
   burst: { headers: Record<string, string>; body: () => string; rate: number; seconds: number },
   onResult?: (result: PacedResult) => void,

@@ -33,17 +33,11 @@
  *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
  *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
- *        npm run bench:sessions -- --heap --rate=130   (only: collections per burst after quiet, the broker's runtime
- *          flags against V8's defaults, under --trace-gc)
- *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
- *          built in DIR, rounds interleaved: e.g. Express against Fastify with DIR a build of commit 106ab55;
- *          with --idempotency-key every create carries a fresh Idempotency-Key, as the SDK sends)
  */
-import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { systemClock } from '@app/clock';
-import { EventOutbox } from '../../apps/broker/src/notifications/events/event-outbox';
+import { EventOutbox } from '../../apps/broker/src/notifications';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import { sessionCreated } from '../../apps/broker/src/sessions/session-events';
 import { activateWithEvent } from '../../apps/broker/src/sessions/session.repository';
@@ -51,8 +45,6 @@ import type { Session } from '../../apps/broker/src/sessions/session.entity';
 import { candidateScaling } from './candidate-scaling';
 import { createLadder } from './create-ladder';
 import { floors } from './floors';
-import { heapAfterQuiet } from './heap-after-quiet';
-import { platformAb } from './platform-ab';
 import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
@@ -234,37 +226,6 @@ async function main(): Promise<void> {
     RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '100000',
     RATE_LIMIT_AUTH_FAILURES_BURST: '1000000',
   };
-  const against = process.argv.find((a) => a.startsWith('--against='))?.slice(10);
-  if (against) {
-    // Only: this build's broker CPU per create against another build's, in the same run (platform-ab.ts).
-    try {
-      const postmaster = await withClient(db.url, async (c) =>
-        parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
-      );
-      const figures = await platformAb({
-        databaseUrl: db.url,
-        simUrl: sim.url,
-        simPid: sim.child.pid!,
-        env: brokerEnv,
-        against,
-        headers: CREATE_HEADERS,
-        body: createBody,
-        // As the SDK does on every create: a fresh key per request (the record's claim and answer, and its NOTIFY).
-        requestHeaders: process.argv.includes('--idempotency-key') ? () => ({ 'idempotency-key': randomUUID() }) : undefined,
-        warm: numberArg('warmup', 2000),
-        rounds: numberArg('rounds', 6),
-        amount: numberArg('amount', 1500),
-        connections: CONNECTIONS,
-        reset: () => resetSessions(db.url),
-        postgresCpu: () => postgresCpuMs(postmaster),
-      });
-      console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
-    } finally {
-      await sim.stop();
-      await db.drop();
-    }
-    return;
-  }
   // --profile: the broker writes a V8 CPU profile into reports/ when it stops.
   const profile = process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=reports/profiles'] : [];
   const broker = await startBrokerProcess(db.url, sim.url, brokerEnv, { nodeArgs: profile });
@@ -352,29 +313,6 @@ async function main(): Promise<void> {
             postgres: db.describe,
             node: process.version,
           },
-          null,
-          2,
-        ),
-      );
-      return;
-    }
-    if (process.argv.includes('--heap')) {
-      // The broker's heap through quiet spells: its runtime flags against V8's defaults (apps/broker/src/runtime-flags.ts).
-      const heap = await heapAfterQuiet({
-        databaseUrl: db.url,
-        simUrl: sim.url,
-        env: brokerEnv,
-        headers: CREATE_HEADERS,
-        body: createBody,
-        warm: AMOUNT,
-        rate: numberArg('rate', 130),
-        seconds: numberArg('burst-seconds', 3),
-        quietsMs: QUIETS_MS,
-        reset: () => resetSessions(db.url),
-      });
-      console.log(
-        JSON.stringify(
-          { benchmark: 'sessions --heap', variants: heap, postgres: db.describe, node: process.version, load: loadavg() },
           null,
           2,
         ),

@@ -34,23 +34,14 @@ export function postgresCpuMs(postmaster: number): number {
   return processCpuMs(postmaster, true) + children.reduce((sum, pid) => sum + processCpuMs(pid), 0);
 }
 
-/** The whole machine's CPU so far, ms over all cores, from /proc/stat's first line: busy (user, nice, system, irq, softirq) and stolen; 0 without /proc. */
-export function machineCpu(): { busyMs: number; stealMs: number } {
-  try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    return { busyMs: (user + nice + system + irq + softirq) * 10, stealMs: steal * 10 };
-  } catch {
-    return { busyMs: 0, stealMs: 0 };
-  }
-}
-
-/** The whole machine's busy CPU ms so far, all cores; 0 without /proc. */
+/** The whole machine's busy CPU ms so far, all cores (user, nice, system, irq, softirq of /proc/stat's first line); 0 without /proc. */
 export function machineBusyMs(): number {
-  return machineCpu().busyMs;
+  try {
+    const [user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq) * 10;
+  } catch {
+    return 0;
+  }
 }
 
 /** This process's CPU ms so far. */

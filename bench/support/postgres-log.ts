@@ -49,7 +49,7 @@ interface Autovacuum {
 }
 
 /** Lines carrying the prefix start an entry; lines without it continue the previous one (a multi-line statement). */
-export function parseServerLog(text: string): { statements: SlowStatement[]; checkpoints: Checkpoint[]; autovacuums: Autovacuum[] } {
+function parseServerLog(text: string): { statements: SlowStatement[]; checkpoints: Checkpoint[]; autovacuums: Autovacuum[] } {
   const entries: Array<{ atMs: number; message: string }> = [];
   for (const line of text.split('\n')) {
     const m = /^(\d{10,}\.\d{3}) \[\d+\] (.*)$/.exec(line);

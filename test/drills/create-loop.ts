@@ -3,7 +3,7 @@
  * sessions against one or more brokers until told to stop, recording every answer. Bounded: it stops
  * by itself after `maxRequests`.
  */
-import { BENCH_API_KEY } from './stack';
+import { BENCH_API_KEY } from '../../bench/support/stack';
 
 export interface CreateRecord {
   broker: string;

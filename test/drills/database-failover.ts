@@ -1,7 +1,7 @@
 /**
  * The database's leader lost under load (issue #32, docs/operations.md#past-one-database-server): two
  * built brokers whose DATABASE_URL names HAProxy in front of two PostgreSQL 15 nodes under Patroni
- * (synchronous_mode), etcd as Patroni's store, all from deploy/ha (bench/support/ha-cluster.ts).
+ * (synchronous_mode), etcd as Patroni's store, all from deploy/ha (test/drills/ha-cluster.ts).
  *
  * Steady creates go through both brokers, relays through one (the simulator's webhooks) and every
  * session's `session.created` to a webhook receiver. Two rounds: the leader's postmaster killed with
@@ -21,9 +21,9 @@ import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { WebhookReceiver } from '@app/testing';
-import { overlappingPairs, startCreateLoop, clientSideClashes, type CreateLoop, type CreateRecord } from '../support/create-loop';
-import { HaCluster, type NodeName } from '../support/ha-cluster';
-import { checkPoolRule, withClient } from '../support/pool-rule';
+import { overlappingPairs, startCreateLoop, clientSideClashes, type CreateLoop, type CreateRecord } from './create-loop';
+import { HaCluster, type NodeName } from './ha-cluster';
+import { checkPoolRule, withClient } from '../../bench/support/pool-rule';
 import {
   BENCH_ADMIN_TOKEN,
   BENCH_API_KEY,
@@ -35,7 +35,7 @@ import {
   waitFor,
   type BrokerProcess,
   type SimulatorProcess,
-} from '../support/stack';
+} from '../../bench/support/stack';
 
 export type RoundKind = 'postmaster' | 'node';
 

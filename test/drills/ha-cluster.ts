@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '@app/testing';
-import { waitFor } from './stack';
+import { waitFor } from '../../bench/support/stack';
 
 const DEPLOY = resolve('deploy/ha');
 const PG_BIN = '/usr/lib/postgresql/15/bin';

@@ -16,14 +16,14 @@
  *             after each, a breaker trip on one broker must still reach the other (LISTEN/NOTIFY).
  *   replicas  three brokers on one PostgreSQL, `--requests` overlapping creates and closes.
  *   database-failover  two brokers on a Patroni cluster behind HAProxy (deploy/ha), its leader killed under
- *             load: the postmaster, then the whole node (bench/drills/database-failover.ts says what it checks).
+ *             load: the postmaster, then the whole node (test/drills/database-failover.ts says what it checks).
  *
  * Checks in every drill: every session answered 201 (and not closed) is in the database, active; the
  * pool rule holds, seen from the database and from the answers; no answer other than those expected.
  * Usage: npm run drill:crash | drill:postgres | drill:replicas [-- --cycles=5 --requests=3000] | drill:database-failover
  */
-import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateRecord } from '../support/create-loop';
-import { checkPoolRule, missingSessions, withClient } from '../support/pool-rule';
+import { clientSideClashes, overlappingPairs, startCreateLoop, type CreateRecord } from './create-loop';
+import { checkPoolRule, missingSessions, withClient } from '../../bench/support/pool-rule';
 import {
   BENCH_API_KEY,
   setFault,
@@ -35,9 +35,9 @@ import {
   type BenchDatabase,
   type BrokerProcess,
   type SimulatorProcess,
-} from '../support/stack';
-import { numberArg } from '../support/stats';
-import { killedInBind, killedInBindOk } from '../support/killed-in-bind';
+} from '../../bench/support/stack';
+import { numberArg } from '../../bench/support/stats';
+import { killedInBind, killedInBindOk } from './killed-in-bind';
 import { databaseFailoverDrill } from './database-failover';
 
 const SCENARIO = process.argv[2];
@@ -249,7 +249,7 @@ async function replicas(db: BenchDatabase, sim: SimulatorProcess): Promise<Recor
 
 async function main(): Promise<void> {
   if (SCENARIO === 'database-failover') {
-    // Its own PostgreSQL: a Patroni cluster behind HAProxy (bench/drills/database-failover.ts). Stopped by a
+    // Its own PostgreSQL: a Patroni cluster behind HAProxy (test/drills/database-failover.ts). Stopped by a
     // signal, it exits so that the cluster's exit hook kills what it started (a signal's default skips it).
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
     const result = await databaseFailoverDrill();

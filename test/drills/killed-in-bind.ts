@@ -13,9 +13,9 @@
  * reservation of the dead create left pending in the pool.
  */
 import { Client } from 'pg';
-import { BENCH_API_KEY, setFault, startBrokerProcess, waitFor, type BenchDatabase, type SimulatorProcess } from './stack';
-import { withClient } from './pool-rule';
-import { nowMs, round } from './stats';
+import { BENCH_API_KEY, setFault, startBrokerProcess, waitFor, type BenchDatabase, type SimulatorProcess } from '../../bench/support/stack';
+import { withClient } from '../../bench/support/pool-rule';
+import { nowMs, round } from '../../bench/support/stats';
 
 interface KeyState {
   sessions: Array<{ id: string; status: string }>;
