@@ -34,8 +34,12 @@ export interface ProviderFailure {
   /** True exactly for a call-setup failure (docs/design.md#provider-breaker); false when the caller's own input was at fault. */
   countsAgainstProvider: boolean;
   cause: FailureCause;
-  /** One human line, e.g. "primary: HTTP 503 on bind". Never holds a secret. */
+  /** One human line, e.g. "primary: HTTP 503 on bind": `${provider}: ${detail}`. Never holds a secret. */
   reason: string;
+  /** The provider's configured name, which `reason` starts with ("primary"). */
+  readonly provider: string;
+  /** `reason` without the provider's name ("HTTP 503 on bind"): for a line that names the provider already. */
+  readonly detail: string;
   /** The provider's HTTP status, when it answered. */
   status?: number;
   /** The vendor's own error code, when it gave one (Twilio `code`, e.g. 21211). */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
+import { ProviderCallFailure, type InboundEvent, type StatusEvent, type WebhookAnswer } from '@app/cpaas';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
@@ -169,7 +169,10 @@ export class RelayService {
         'call',
         false,
         event.type === 'call.failed'
-          ? { ok: false, failure: { countsAgainstProvider: true, cause: 'call-setup', reason: `${provider}: ${event.reason} on call` } }
+          ? {
+              ok: false,
+              failure: new ProviderCallFailure(provider, { countsAgainstProvider: true, cause: 'call-setup' }, `${event.reason} on call`),
+            }
           : { ok: true, latencyMs: 0 },
       );
     }

@@ -30,6 +30,7 @@ import {
   type WebhookRoute,
   type WebhookVerification,
 } from '../provider';
+import { ProviderCallFailure } from '../errors';
 import { callVendor, failedCall, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
 import { AFRICASTALKING_ACCEPTED_CODES, africasTalkingHttpRule, africasTalkingRecipientRule } from './africastalking-outcomes';
@@ -168,11 +169,11 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
   private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
     return {
       ok: false,
-      failure: {
-        countsAgainstProvider: false,
-        cause: 'bad-request',
-        reason: `${this.name}: Africa's Talking has no ${operation} operation`,
-      },
+      failure: new ProviderCallFailure(
+        this.name,
+        { countsAgainstProvider: false, cause: 'bad-request' },
+        `Africa's Talking has no ${operation} operation`,
+      ),
       latencyMs: 0,
     };
   }

@@ -26,7 +26,7 @@ import {
   type WebhookRequest,
   type WebhookVerification,
 } from '../provider';
-import { InvalidWebhookError } from '../errors';
+import { InvalidWebhookError, ProviderCallFailure } from '../errors';
 import { VonageApi } from './vonage-api';
 import { connectNcco, nccoAnswer, talkNcco } from './vonage-ncco';
 import { verifyVonageWebhook, VONAGE_SIGNATURE_TOLERANCE_SEC } from './vonage-signature';
@@ -227,7 +227,11 @@ export class VonageProviderAdapter implements CpaasProvider {
   private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
     return {
       ok: false,
-      failure: { countsAgainstProvider: false, cause: 'bad-request', reason: `${this.name}: Vonage has no ${operation} operation` },
+      failure: new ProviderCallFailure(
+        this.name,
+        { countsAgainstProvider: false, cause: 'bad-request' },
+        `Vonage has no ${operation} operation`,
+      ),
       latencyMs: 0,
     };
   }
