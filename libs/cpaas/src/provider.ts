@@ -197,7 +197,12 @@ export interface CpaasProvider {
   bindProxy(req: BindProxyRequest): Promise<ProviderResult<{ bindingId: string }>>;
   unbindProxy(req: UnbindProxyRequest): Promise<ProviderResult<void>>;
   sendSms(req: SendSmsRequest): Promise<ProviderResult<{ messageId: string }>>;
-  bridgeCall(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>>;
+  /**
+   * Places a call (or, with `inboundCallId`, bridges an inbound one): only a vendor that bridges by an API
+   * call has it (`bridgesByCall`), and the simulator. Twilio, Vonage and Africa's Talking bridge in their
+   * webhook's answer.
+   */
+  bridgeCall?(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>>;
   healthCheck(): Promise<ProviderResult<void>>;
   /** Signature (and freshness, where the format has it) of a webhook the provider sent us; constant-time. */
   verifyWebhook(req: WebhookRequest): WebhookVerification;

@@ -332,7 +332,7 @@ export class RelayService {
   private async bridgeByCall(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<void> {
     if (!this.registry.webhooks(session.provider).bridgesByCall) return;
     const placed = await this.registry.call(session.provider, 'call', false, (p) =>
-      p.bridgeCall({ from: session.proxyNumber, to, inboundCallId: event.callId }),
+      p.bridgeCall!({ from: session.proxyNumber, to, inboundCallId: event.callId }),
     );
     if (placed.ok) return;
     await this.callOutcome(session.provider, {

@@ -14,8 +14,6 @@ import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
   type BindProxyRequest,
-  type BridgeCallRequest,
-  type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
   type NumberWebhooks,
@@ -105,11 +103,6 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     );
   }
 
-  /** Calls are bridged by the voice callback's Dial, never placed by the broker. */
-  bridgeCall(_req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
-    return Promise.resolve(this.notVendorOperation('call'));
-  }
-
   /** The account read: proves the API and the key work; an empty balance cannot carry a call or a text. */
   healthCheck(): Promise<ProviderResult<void>> {
     return this.call('health', 'GET', `/version1/user?${new URLSearchParams({ username: this.options.username })}`, undefined, (answer) => {
@@ -166,7 +159,7 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     return new Date(this.clock.now()).toISOString();
   }
 
-  private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
+  private notVendorOperation<T>(operation: 'bind'): ProviderResult<T> {
     return {
       ok: false,
       failure: new ProviderCallFailure(

@@ -12,8 +12,6 @@ import { Agent, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
-  type BridgeCallRequest,
-  type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
   type NumberManagement,
@@ -97,13 +95,6 @@ export class TwilioProviderAdapter implements CpaasProvider {
       const sid = sidField(answer);
       return 'value' in sid ? { value: { messageId: sid.value } } : sid;
     });
-  }
-
-  /** Calls are bridged by the TwiML answering the inbound call (voiceBridgeInstruction), never placed by the broker. */
-  bridgeCall(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
-    const detail = `Twilio bridges calls in the inbound call's TwiML; no call from ${req.from} is placed on call`;
-    const failure = new ProviderCallFailure(this.name, { countsAgainstProvider: false, cause: 'bad-request' }, detail);
-    return Promise.resolve({ ok: false, failure, latencyMs: 0 });
   }
 
   /** The account resource: proves the API and the credentials work, and that the account is active. */
