@@ -12,7 +12,7 @@ import { readLimited } from './read-limited';
 import { describeTransportError, isTimeoutError, parseObject } from './transport-errors';
 
 /** A failure before its reason gets the provider's name and the operation. */
-export interface UnnamedFailure {
+interface UnnamedFailure {
   failure: FailureClass;
   reason: string;
 }
@@ -30,7 +30,7 @@ export function failedCall<T>(
   });
 }
 
-export type VendorAnswer = { status: number; text: string } | UnnamedFailure;
+type VendorAnswer = { status: number; text: string } | UnnamedFailure;
 
 export async function requestWithin(
   agent: Agent,

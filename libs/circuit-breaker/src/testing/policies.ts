@@ -6,7 +6,7 @@
 import type { BreakerPolicy } from '../policy';
 
 /** The ratio breaker with a floor (docs/design.md#other-breakers-in-the-library); settings named as in the system it comes from. */
-export interface ProviderFailoverSettings {
+interface ProviderFailoverSettings {
   /** The floor: the breaker opens only once strictly more attempts than this were recorded. */
   readonly minAttempts: number;
   /** CB_THRESHOLD_RATIO: opens when failures / attempts reaches this. */
