@@ -49,7 +49,7 @@ const operations: Array<[string, () => CpaasProvider, (p: CpaasProvider) => Prom
   ["Africa's Talking send", () => at, (p) => p.sendSms(sms), () => atProxy],
   ["Africa's Talking health", () => at, (p) => p.healthCheck(), () => atProxy],
   ['Infobip send', () => ib, (p) => p.sendSms(sms), () => ibProxy],
-  ['Infobip dialog', () => ib, (p) => p.bridgeCall({ from: sms.from, to: sms.to, inboundCallId: 'call-1' }), () => ibProxy],
+  ['Infobip dialog', () => ib, (p) => p.bridgeCall!({ from: sms.from, to: sms.to, inboundCallId: 'call-1' }), () => ibProxy],
   ['Infobip health', () => ib, (p) => p.healthCheck(), () => ibProxy],
 ];
 

@@ -18,14 +18,6 @@ export class BreakerTimeoutError extends Error {
   }
 }
 
-export function isBreakerRejectedError(error: unknown): error is BreakerRejectedError {
-  return error instanceof BreakerRejectedError;
-}
-
-export function isBreakerTimeoutError(error: unknown): error is BreakerTimeoutError {
-  return error instanceof BreakerTimeoutError;
-}
-
 /** The failure reason recorded for an error thrown by a guarded call. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message === '' ? error.name : error.message;

@@ -21,19 +21,6 @@ export {
   type TripRule,
   type WindowErrorRateRule,
 } from './policy';
-export {
-  CALLBACK_URL_DEFAULTS,
-  ENDPOINT_DOWN_DEFAULTS,
-  PROVIDER_FAILOVER_DEFAULTS,
-  TELEPHONY_DEFAULTS,
-  callbackUrlPolicy,
-  endpointDownPolicy,
-  providerFailoverPolicy,
-  telephonyPolicy,
-  type CallbackUrlSettings,
-  type EndpointDownSettings,
-  type ProviderFailoverSettings,
-  type TelephonySettings,
-} from './presets';
+export { TELEPHONY_DEFAULTS, telephonyPolicy, type TelephonySettings } from './presets';
 export type { BreakerSnapshot, WindowSnapshot } from './snapshot';
-export { BreakerRejectedError, BreakerTimeoutError, isBreakerRejectedError, isBreakerTimeoutError } from './errors';
+export { BreakerRejectedError, BreakerTimeoutError } from './errors';

@@ -1,6 +1,7 @@
 import { map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { CircuitBreaker, endpointDownPolicy, providerFailoverPolicy, telephonyPolicy, type BreakerSnapshot } from './index';
+import { CircuitBreaker, telephonyPolicy, type BreakerSnapshot } from './index';
+import { coolOffPolicy, providerFailoverPolicy } from './testing/policies';
 
 const newScheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 const fail = { kind: 'failure', reason: 'HTTP 503' } as const;
@@ -48,12 +49,12 @@ describe('toJSON / fromJSON', () => {
   it('lets the trial through at once when the cool-off ran out while the process was down', () => {
     const scheduler = newScheduler();
     scheduler.run(() => {
-      const before = new CircuitBreaker(endpointDownPolicy(), { scheduler });
+      const before = new CircuitBreaker(coolOffPolicy(), { scheduler });
       for (let i = 0; i < 3; i++) before.record(fail);
       const snapshot = roundTrip(before);
       before.dispose();
       scheduler.schedule(() => {
-        const after = CircuitBreaker.fromJSON(endpointDownPolicy(), snapshot, { scheduler });
+        const after = CircuitBreaker.fromJSON(coolOffPolicy(), snapshot, { scheduler });
         expect(after.admit()).toEqual({ admitted: true, probe: true });
       }, 600_000);
     });

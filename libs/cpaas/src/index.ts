@@ -25,7 +25,7 @@ export {
   type WebhookRoute,
   type WebhookVerification,
 } from './provider';
-export { InvalidWebhookError, UnknownAdapterError, isInvalidWebhookError } from './errors';
+export { InvalidWebhookError, ProviderCallFailure, UnknownAdapterError, isInvalidWebhookError, type FailureClass } from './errors';
 export { isE164 } from './e164';
 export { Secret } from './secret';
 export {

@@ -34,8 +34,12 @@ export interface ProviderFailure {
   /** True exactly for a call-setup failure (docs/design.md#provider-breaker); false when the caller's own input was at fault. */
   countsAgainstProvider: boolean;
   cause: FailureCause;
-  /** One human line, e.g. "primary: HTTP 503 on bind". Never holds a secret. */
+  /** One human line, e.g. "primary: HTTP 503 on bind": `${provider}: ${detail}`. Never holds a secret. */
   reason: string;
+  /** The provider's configured name, which `reason` starts with ("primary"). */
+  readonly provider: string;
+  /** `reason` without the provider's name ("HTTP 503 on bind"): for a line that names the provider already. */
+  readonly detail: string;
   /** The provider's HTTP status, when it answered. */
   status?: number;
   /** The vendor's own error code, when it gave one (Twilio `code`, e.g. 21211). */
@@ -193,7 +197,12 @@ export interface CpaasProvider {
   bindProxy(req: BindProxyRequest): Promise<ProviderResult<{ bindingId: string }>>;
   unbindProxy(req: UnbindProxyRequest): Promise<ProviderResult<void>>;
   sendSms(req: SendSmsRequest): Promise<ProviderResult<{ messageId: string }>>;
-  bridgeCall(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>>;
+  /**
+   * Places a call (or, with `inboundCallId`, bridges an inbound one): only a vendor that bridges by an API
+   * call has it (`bridgesByCall`), and the simulator. Twilio, Vonage and Africa's Talking bridge in their
+   * webhook's answer.
+   */
+  bridgeCall?(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>>;
   healthCheck(): Promise<ProviderResult<void>>;
   /** Signature (and freshness, where the format has it) of a webhook the provider sent us; constant-time. */
   verifyWebhook(req: WebhookRequest): WebhookVerification;

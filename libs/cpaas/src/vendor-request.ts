@@ -6,13 +6,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Agent, Dispatcher } from 'undici';
+import { ProviderCallFailure, type FailureClass } from './errors';
 import type { ProviderFailure, ProviderOperation, ProviderResult } from './provider';
 import { readLimited } from './read-limited';
 import { describeTransportError, isTimeoutError, parseObject } from './transport-errors';
 
 /** A failure before its reason gets the provider's name and the operation. */
-export interface UnnamedFailure {
-  failure: Omit<ProviderFailure, 'reason'>;
+interface UnnamedFailure {
+  failure: FailureClass;
   reason: string;
 }
 
@@ -21,15 +22,15 @@ export function failedCall<T>(
   provider: string,
   operation: ProviderOperation,
   started: number,
-): (failure: Omit<ProviderFailure, 'reason'>, reason: string) => ProviderResult<T> {
+): (failure: FailureClass, reason: string) => ProviderResult<T> {
   return (failure, reason) => ({
     ok: false,
-    failure: { ...failure, reason: `${provider}: ${reason} on ${operation}` },
+    failure: new ProviderCallFailure(provider, failure, `${reason} on ${operation}`),
     latencyMs: performance.now() - started,
   });
 }
 
-export type VendorAnswer = { status: number; text: string } | UnnamedFailure;
+type VendorAnswer = { status: number; text: string } | UnnamedFailure;
 
 export async function requestWithin(
   agent: Agent,

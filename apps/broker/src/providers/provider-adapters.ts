@@ -6,6 +6,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { createProvider, type CpaasProvider } from '@app/cpaas';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
+import { UnknownProviderError } from './unknown-provider.error';
 
 /** An adapter without its calls: what a webhook controller or the relay may use without the breaker. */
 export type ProviderWebhooks = Omit<
@@ -44,7 +45,7 @@ export class ProviderAdapters implements OnApplicationShutdown {
   /** The adapter itself: for the call gateway and the router only (module-private, not exported). */
   get(name: string): CpaasProvider {
     const adapter = this.adapters.get(name);
-    if (!adapter) throw new Error(`unknown provider "${name}"`);
+    if (!adapter) throw new UnknownProviderError(name);
     return adapter;
   }
 

@@ -20,6 +20,7 @@ import {
 import { BehaviorSubject, Subject, asyncScheduler, map, merge, switchMap, type Observable, type SchedulerLike } from 'rxjs';
 import { BROKER_CONFIG, type BreakerSettings, type BrokerConfig } from '../config';
 import { ProviderAdapters } from './provider-adapters';
+import { UnknownProviderError } from './unknown-provider.error';
 
 /**
  * The scheduler the provider breakers read their time from: the system's, one object per app, so an
@@ -174,7 +175,7 @@ export class ProviderBreakers implements OnApplicationShutdown {
 
   get(name: string): ProviderBreaker {
     const breaker = this.breakers.get(name);
-    if (!breaker) throw new Error(`unknown provider "${name}"`);
+    if (!breaker) throw new UnknownProviderError(name);
     return breaker;
   }
 
@@ -232,7 +233,7 @@ export class ProviderBreakers implements OnApplicationShutdown {
 
   private flag(name: string): BehaviorSubject<{ disabled: boolean; reason: string | null }> {
     const flag = this.disabled.get(name);
-    if (!flag) throw new Error(`unknown provider "${name}"`);
+    if (!flag) throw new UnknownProviderError(name);
     return flag;
   }
 

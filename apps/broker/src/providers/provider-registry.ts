@@ -5,12 +5,13 @@
  * an adapter's calls: the rest of the app sees `webhooks()`, the part that never calls the vendor.
  */
 import { Injectable } from '@nestjs/common';
-import type { CpaasProvider, ProviderFailure, ProviderOperation, ProviderResult } from '@app/cpaas';
+import { ProviderCallFailure, type CpaasProvider, type ProviderFailure, type ProviderOperation, type ProviderResult } from '@app/cpaas';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { BreakerOutcomes } from './cluster/breaker-outcomes';
 import { ProviderAdapters, type ProviderWebhooks } from './provider-adapters';
 import { ProviderBreakers } from './provider-breakers';
 import { ProviderRouter, type RoutingCandidate } from './provider-router';
+import { UnknownProviderError } from './unknown-provider.error';
 
 @Injectable()
 export class ProviderRegistry {
@@ -75,7 +76,7 @@ export class ProviderRegistry {
     admittedAsProbe: boolean,
     outcome: { ok: true; latencyMs: number } | { ok: false; failure: ProviderFailure },
   ): void {
-    if (!this.adapters.has(name)) throw new Error(`unknown provider "${name}"`);
+    if (!this.adapters.has(name)) throw new UnknownProviderError(name);
     const probe = admittedAsProbe || ((operation === 'sms' || operation === 'call') && !this.adapters.get(name).keepsSessions);
     if (outcome.ok) {
       this.metrics.providerCalls.inc({ provider: name, operation, outcome: 'success', counts_against_provider: 'false' });
@@ -102,7 +103,11 @@ export class ProviderRegistry {
       result = {
         ok: false,
         latencyMs: 0,
-        failure: { countsAgainstProvider: true, cause: 'transport', reason: `${name}: health check crashed: ${(error as Error).message}` },
+        failure: new ProviderCallFailure(
+          name,
+          { countsAgainstProvider: true, cause: 'transport' },
+          `health check crashed: ${(error as Error).message}`,
+        ),
       };
     }
     this.metrics.providerCallDuration.observe({ provider: name, operation: 'health' }, result.latencyMs / 1000);

@@ -3,7 +3,14 @@
  * given up, and which events the customer gets for each. The provider is scripted; the SQL and the
  * providers' real webhooks are covered by test/relay.e2e-spec.ts.
  */
-import type { ProviderResult, SendSmsRequest, SmsOutcome, StatusEvent, WebhookAnswer } from '@app/cpaas';
+import {
+  ProviderCallFailure,
+  type ProviderResult,
+  type SendSmsRequest,
+  type SmsOutcome,
+  type StatusEvent,
+  type WebhookAnswer,
+} from '@app/cpaas';
 import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
 import { systemClock } from '@app/clock';
 import { loadConfig } from '../config';
@@ -53,12 +60,12 @@ class ScriptedProvider {
 const unavailable: ProviderResult<never> = {
   ok: false,
   latencyMs: 1,
-  failure: { countsAgainstProvider: true, cause: 'http-5xx', reason: 'primary: HTTP 503 on sms' },
+  failure: new ProviderCallFailure('primary', { countsAgainstProvider: true, cause: 'http-5xx' }, 'HTTP 503 on sms'),
 };
 const refused: ProviderResult<never> = {
   ok: false,
   latencyMs: 1,
-  failure: { countsAgainstProvider: false, cause: 'rejected', reason: 'primary: unsubscribed recipient' },
+  failure: new ProviderCallFailure('primary', { countsAgainstProvider: false, cause: 'rejected' }, 'unsubscribed recipient'),
 };
 
 /** The intercept's face the relay uses: answers as scripted, and what it was asked. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { InboundEvent, StatusEvent, WebhookAnswer } from '@app/cpaas';
+import { ProviderCallFailure, type InboundEvent, type StatusEvent, type WebhookAnswer } from '@app/cpaas';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
@@ -171,7 +171,10 @@ export class RelayService {
         'call',
         false,
         event.type === 'call.failed'
-          ? { ok: false, failure: { countsAgainstProvider: true, cause: 'call-setup', reason: `${provider}: ${event.reason} on call` } }
+          ? {
+              ok: false,
+              failure: new ProviderCallFailure(provider, { countsAgainstProvider: true, cause: 'call-setup' }, `${event.reason} on call`),
+            }
           : { ok: true, latencyMs: 0 },
       );
     }
@@ -331,7 +334,7 @@ export class RelayService {
   private async bridgeByCall(session: Session, event: Extract<InboundEvent, { channel: 'voice' }>, to: string): Promise<void> {
     if (!this.registry.webhooks(session.provider).bridgesByCall) return;
     const placed = await this.registry.call(session.provider, 'call', false, (p) =>
-      p.bridgeCall({ from: session.proxyNumber, to, inboundCallId: event.callId }),
+      p.bridgeCall!({ from: session.proxyNumber, to, inboundCallId: event.callId }),
     );
     if (placed.ok) return;
     await this.callOutcome(session.provider, {

@@ -261,17 +261,18 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
           return cancel(`not due any more: the account's afterSeconds is now ${setting.afterSeconds}`);
 
         const attempts: RescueAttempt[] = [];
+        /** Each attempt as a line that names its provider once: a failure's reason line does already. */
+        const lines: string[] = [];
         let providerFailed = false;
         for (const candidate of this.registry.rescueCandidates(move.fromProvider)) {
           const provider = candidate.provider.name;
           const number = await tx.takeNumber(session, provider, this.config.sessions.participantLimit, this.pool.loadOrder(), now);
           if (!number.taken) {
-            attempts.push({
-              provider,
-              outcome: number.overLimit
-                ? `participant limit: the account holds ${number.overLimit.held} active sessions with ${number.overLimit.number} on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.config.sessions.participantLimit})`
-                : 'pool exhausted: no proxy number is free for these participants',
-            });
+            const outcome = number.overLimit
+              ? `participant limit: the account holds ${number.overLimit.held} active sessions with ${number.overLimit.number} on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.config.sessions.participantLimit})`
+              : 'pool exhausted: no proxy number is free for these participants';
+            attempts.push({ provider, outcome });
+            lines.push(`${provider}: ${outcome}`);
             continue;
           }
           let bindingId: string | null = null;
@@ -286,6 +287,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
             if (!bound.ok) {
               await tx.undoNumber();
               attempts.push({ provider, outcome: bound.failure.reason });
+              lines.push(bound.failure.reason);
               if (bound.failure.countsAgainstProvider) providerFailed = true;
               continue;
             }
@@ -322,11 +324,11 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
         if (attempts.length === 0 || providerFailed) {
           // Nothing admitted it, or a provider that did failed: the outage may outlast that; tried again later.
           const delay = Math.min(this.config.rescue.checkIntervalMs * 2 ** move.attempts, MAX_RETRY_DELAY_MS);
-          const why = attempts.length === 0 ? 'no other provider admits sessions now' : describe(attempts);
+          const why = attempts.length === 0 ? 'no other provider admits sessions now' : lines.join('; ');
           await tx.postpone(move, why, new Date(now.getTime() + delay));
           return { outcome: 'postponed' };
         }
-        const reason = `no provider that admits sessions has a proxy number free for this session: ${describe(attempts)}`;
+        const reason = `no provider that admits sessions has a proxy number free for this session: ${lines.join('; ')}`;
         await tx.settle(move, 'failed', reason, now, sessionRescueFailed(session, reason, attempts, move.outageStartedAt, now));
         await tx.assertLeading(fence);
         const after = async () => {
@@ -393,10 +395,6 @@ function keyOf(outage: Outage): OutageKey {
 
 function planKey(outage: Outage, account: { id: string; afterSeconds: number }): string {
   return `${outage.provider}|${outage.openedAt}|${account.id}|${account.afterSeconds}`;
-}
-
-function describe(attempts: readonly RescueAttempt[]): string {
-  return attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ');
 }
 
 /** Resolves after `ms` on `scheduler`, or at once when `signal` aborts. */

@@ -5,7 +5,7 @@
  */
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { pino } from 'pino';
-import type { ProviderResult } from '@app/cpaas';
+import { ProviderCallFailure, type ProviderResult } from '@app/cpaas';
 import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
 import { ProblemException } from '../common/problem';
 import { loadConfig } from '../config';
@@ -28,7 +28,7 @@ const ok = <T>(value: T): ProviderResult<T> => ({ ok: true, value, latencyMs: 1 
 const down = (provider: string): ProviderResult<never> => ({
   ok: false,
   latencyMs: 1,
-  failure: { countsAgainstProvider: true, cause: 'http-5xx', reason: `${provider}: HTTP 503 on bind` },
+  failure: new ProviderCallFailure(provider, { countsAgainstProvider: true, cause: 'http-5xx' }, 'HTTP 503 on bind'),
 });
 
 /** Providers that keep sessions (they bind), answering bind and unbind as scripted, in routing order. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import type { ProviderFailure } from '@app/cpaas';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
@@ -26,10 +27,16 @@ import { ended } from './session-expiry';
 import type { Session } from './session.entity';
 import { SessionRepository } from './session.repository';
 
+/** A provider tried, as the problem's `attempts` show it: what it answered, without its name. */
 interface Attempt {
   provider: string;
   outcome: string;
 }
+
+/** What a provider tried answered a create: no free number there, or a counted failure of its bind. */
+type Tried = { provider: string; poolExhausted: true } | { provider: string; poolExhausted: false; failure: ProviderFailure };
+
+const POOL_EXHAUSTED = 'pool exhausted';
 
 /** What names a create in its log lines (docs/operations.md#logging): no request is bound to them implicitly. */
 interface CreateWork {
@@ -80,7 +87,7 @@ export class SessionsService {
     const channels = sessionChannels(body);
     // A session that carries texts needs participants who can receive them; voice asks less of a number.
     await this.destinations.assertAllowed(accountId, channels.includes('sms') ? 'sms' : 'voice', participants);
-    const attempts: Attempt[] = [];
+    const attempts: Tried[] = [];
     let overLimit: ParticipantLimitError | undefined;
     /** Numbers the quarantine alone kept from these participants, on every provider tried. */
     let quarantined = 0;
@@ -114,7 +121,7 @@ export class SessionsService {
         if (error instanceof ParticipantLimitError) overLimit = error;
         else if (error instanceof PoolExhaustedError) quarantined += error.quarantined;
         else throw error;
-        attempts.push({ provider, outcome: 'pool exhausted' });
+        attempts.push({ provider, poolExhausted: true });
         continue;
       }
       if (!keepsSessions) {
@@ -144,18 +151,17 @@ export class SessionsService {
           }),
         );
       }
-      attempts.push({ provider, outcome: withoutName(provider, bound.failure.reason) });
+      attempts.push({ provider, poolExhausted: false, failure: bound.failure });
       this.logger.warn(
         { ...work, sessionId: reservation.id, provider },
         `binding on ${provider} failed (${bound.failure.reason}); trying the next provider`,
       );
     }
-    if (overLimit && attempts.every((a) => a.outcome === 'pool exhausted')) {
+    if (overLimit && attempts.every((a) => a.poolExhausted)) {
       this.metrics.limitRefusals.inc({ limit: 'session_participant_limit' });
       throw this.failed(participantLimit(overLimit));
     }
-    if (quarantined > 0 && attempts.every((a) => a.outcome === 'pool exhausted'))
-      this.metrics.limitRefusals.inc({ limit: 'session_number_quarantine' });
+    if (quarantined > 0 && attempts.every((a) => a.poolExhausted)) this.metrics.limitRefusals.inc({ limit: 'session_number_quarantine' });
     throw this.failed(noProvider(attempts, { quarantined, seconds: this.config.sessions.numberQuarantineSeconds }));
   }
 
@@ -322,7 +328,8 @@ function participantLimit(error: ParticipantLimitError): ProblemException {
   });
 }
 
-function noProvider(attempts: Attempt[], quarantine: { quarantined: number; seconds: number }): ProblemException {
+function noProvider(tried: Tried[], quarantine: { quarantined: number; seconds: number }): ProblemException {
+  const attempts = tried.map(attempt);
   if (attempts.length === 0) {
     return new ProblemException({
       status: 503,
@@ -331,7 +338,7 @@ function noProvider(attempts: Attempt[], quarantine: { quarantined: number; seco
       detail: 'Every provider is disabled; no session can be created now.',
     });
   }
-  if (attempts.every((a) => a.outcome === 'pool exhausted')) {
+  if (tried.every((a) => a.poolExhausted)) {
     return new ProblemException({
       status: 503,
       slug: 'pool-exhausted',
@@ -348,12 +355,12 @@ function noProvider(attempts: Attempt[], quarantine: { quarantined: number; seco
     status: 503,
     slug: 'providers-failed',
     title: 'Every provider failed',
-    detail: `The session could not be created: ${attempts.map((a) => (a.outcome.startsWith(`${a.provider}: `) ? a.outcome : `${a.provider}: ${a.outcome}`)).join('; ')}.`,
+    detail: `The session could not be created: ${attempts.map((a) => `${a.provider}: ${a.outcome}`).join('; ')}.`,
     extensions: { attempts },
   });
 }
 
-/** A failure's reason says which provider ("primary: HTTP 503 on bind"); an attempt already does, so the detail names each once. */
-function withoutName(provider: string, reason: string): string {
-  return reason.startsWith(`${provider}: `) ? reason.slice(provider.length + 2) : reason;
+/** An attempt names its provider, so its outcome is the failure's detail ("HTTP 503 on bind"), not its reason line. */
+function attempt(tried: Tried): Attempt {
+  return { provider: tried.provider, outcome: tried.poolExhausted ? POOL_EXHAUSTED : tried.failure.detail };
 }

@@ -14,8 +14,6 @@ import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
   type BindProxyRequest,
-  type BridgeCallRequest,
-  type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
   type NumberWebhooks,
@@ -30,6 +28,7 @@ import {
   type WebhookRoute,
   type WebhookVerification,
 } from '../provider';
+import { ProviderCallFailure } from '../errors';
 import { callVendor, failedCall, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
 import { AFRICASTALKING_ACCEPTED_CODES, africasTalkingHttpRule, africasTalkingRecipientRule } from './africastalking-outcomes';
@@ -104,11 +103,6 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     );
   }
 
-  /** Calls are bridged by the voice callback's Dial, never placed by the broker. */
-  bridgeCall(_req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
-    return Promise.resolve(this.notVendorOperation('call'));
-  }
-
   /** The account read: proves the API and the key work; an empty balance cannot carry a call or a text. */
   healthCheck(): Promise<ProviderResult<void>> {
     return this.call('health', 'GET', `/version1/user?${new URLSearchParams({ username: this.options.username })}`, undefined, (answer) => {
@@ -165,14 +159,14 @@ export class AfricasTalkingProviderAdapter implements CpaasProvider {
     return new Date(this.clock.now()).toISOString();
   }
 
-  private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
+  private notVendorOperation<T>(operation: 'bind'): ProviderResult<T> {
     return {
       ok: false,
-      failure: {
-        countsAgainstProvider: false,
-        cause: 'bad-request',
-        reason: `${this.name}: Africa's Talking has no ${operation} operation`,
-      },
+      failure: new ProviderCallFailure(
+        this.name,
+        { countsAgainstProvider: false, cause: 'bad-request' },
+        `Africa's Talking has no ${operation} operation`,
+      ),
       latencyMs: 0,
     };
   }

@@ -5,7 +5,7 @@
  */
 import type { WebhookAnswer } from '../provider';
 
-export const AFRICASTALKING_XML_CONTENT_TYPE = 'application/xml';
+const AFRICASTALKING_XML_CONTENT_TYPE = 'application/xml';
 
 /** The inbound call connected to `to`, showing `callerId` (the proxy number). */
 export function dialXml(req: { to: string; callerId: string }): string {

@@ -30,6 +30,7 @@ import {
   type WebhookRoute,
   type WebhookVerification,
 } from '../provider';
+import { ProviderCallFailure } from '../errors';
 import { parseObject } from '../transport-errors';
 import { callVendor, failedCall, type Reading } from '../vendor-request';
 import { tokenWebhooks, verifyWebhookToken } from '../webhook-token';
@@ -81,7 +82,7 @@ export class InfobipProviderAdapter implements CpaasProvider {
   bindProxy(_req: BindProxyRequest): Promise<ProviderResult<{ bindingId: string }>> {
     return Promise.resolve({
       ok: false,
-      failure: { countsAgainstProvider: false, cause: 'bad-request', reason: `${this.name}: Infobip has no bind operation` },
+      failure: new ProviderCallFailure(this.name, { countsAgainstProvider: false, cause: 'bad-request' }, 'Infobip has no bind operation'),
       latencyMs: 0,
     });
   }
@@ -124,7 +125,11 @@ export class InfobipProviderAdapter implements CpaasProvider {
     if (!req.inboundCallId)
       return Promise.resolve({
         ok: false,
-        failure: { countsAgainstProvider: false, cause: 'bad-request', reason: `${this.name}: Infobip bridges only inbound calls on call` },
+        failure: new ProviderCallFailure(
+          this.name,
+          { countsAgainstProvider: false, cause: 'bad-request' },
+          'Infobip bridges only inbound calls on call',
+        ),
         latencyMs: 0,
       });
     const body = {

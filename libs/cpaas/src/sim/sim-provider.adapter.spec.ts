@@ -63,7 +63,7 @@ describe('sim adapter classification', () => {
 
   it('classifies an unknown callee answer as malformed', async () => {
     answer = { status: 201, body: '{"callId":"c1","answer":"voicemail"}' };
-    expect(failure(await provider.bridgeCall({ from: '+2348090000001', to: '+2348030000002' })).cause).toBe('malformed');
+    expect(failure(await provider.bridgeCall!({ from: '+2348090000001', to: '+2348030000002' })).cause).toBe('malformed');
   });
 
   it('classifies a refused connection as a transport failure', async () => {

@@ -296,12 +296,5 @@ describe('TwilioProviderAdapter against a loopback Twilio', () => {
       expect(await port.unbindProxy({ sessionId: 'ses_1', proxyNumber: PROXY, bindingId: 'ses_1' })).toMatchObject({ ok: true });
       expect(twilio.requests).toEqual([]);
     });
-
-    it('refuses to place a bridged call, without a request and without counting it', async () => {
-      const failed = failure(await adapter.bridgeCall({ from: PROXY, to: OTHER }));
-      expect(failed).toMatchObject({ countsAgainstProvider: false, cause: 'bad-request' });
-      expect(failed.reason).toMatch(/^primary: /);
-      expect(twilio.requests).toEqual([]);
-    });
   });
 });

@@ -12,8 +12,6 @@ import { Agent, type Dispatcher } from 'undici';
 import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
-  type BridgeCallRequest,
-  type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
   type NumberManagement,
@@ -28,6 +26,7 @@ import {
   type WebhookRequest,
   type WebhookVerification,
 } from '../provider';
+import { ProviderCallFailure } from '../errors';
 import { parseObject } from '../transport-errors';
 import { failedCall, readSuccess, requestWithin, type Reading } from '../vendor-request';
 import { dialTwiml, emptyTwiml, messageTwiml, rejectTwiml, sayTwiml, twimlAnswer } from './twiml';
@@ -98,12 +97,6 @@ export class TwilioProviderAdapter implements CpaasProvider {
     });
   }
 
-  /** Calls are bridged by the TwiML answering the inbound call (voiceBridgeInstruction), never placed by the broker. */
-  bridgeCall(req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
-    const reason = `${this.name}: Twilio bridges calls in the inbound call's TwiML; no call from ${req.from} is placed on call`;
-    return Promise.resolve({ ok: false, failure: { countsAgainstProvider: false, cause: 'bad-request', reason }, latencyMs: 0 });
-  }
-
   /** The account resource: proves the API and the credentials work, and that the account is active. */
   healthCheck(): Promise<ProviderResult<void>> {
     return this.call('health', 'GET', `${this.accountPath}.json`, undefined, (answer) => {
@@ -158,11 +151,11 @@ export class TwilioProviderAdapter implements CpaasProvider {
         return {
           ok: false,
           latencyMs,
-          failure: {
-            countsAgainstProvider: true,
-            cause: 'malformed',
-            reason: `${this.name}: more than ${MAX_NUMBER_PAGES} pages of numbers on numbers`,
-          },
+          failure: new ProviderCallFailure(
+            this.name,
+            { countsAgainstProvider: true, cause: 'malformed' },
+            `more than ${MAX_NUMBER_PAGES} pages of numbers on numbers`,
+          ),
         };
       const result: ProviderResult<{ numbers: ProviderNumber[]; next: string | null }> = await this.call(
         'numbers',

@@ -5,7 +5,7 @@
  */
 import type { WebhookAnswer } from '../provider';
 
-export const TWIML_CONTENT_TYPE = 'text/xml';
+const TWIML_CONTENT_TYPE = 'text/xml';
 
 /** An inbound call connected to `to`, showing `callerId`; Twilio posts the outcome to `action`. */
 export function dialTwiml(req: { to: string; callerId: string; action: string }): string {

@@ -20,7 +20,7 @@ import { classifyVonageAnswer } from './vonage-outcomes';
 export const VONAGE_MESSAGES_API = 'https://api.nexmo.com';
 export const VONAGE_REST_API = 'https://rest.nexmo.com';
 /** The Numbers API's largest page. */
-export const VONAGE_NUMBERS_PAGE_SIZE = 100;
+const VONAGE_NUMBERS_PAGE_SIZE = 100;
 /** 100 pages of 100: an account with more numbers than that is not one this import is for. */
 const MAX_NUMBER_PAGES = 100;
 const MAX_ANSWER_BYTES = 256 * 1024;

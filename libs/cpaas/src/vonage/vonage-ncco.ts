@@ -6,9 +6,9 @@
  */
 import type { WebhookAnswer } from '../provider';
 
-export const NCCO_CONTENT_TYPE = 'application/json';
+const NCCO_CONTENT_TYPE = 'application/json';
 /** Seconds the callee's phone rings before the leg ends as `timeout` (Vonage's default is 60). */
-export const VONAGE_CONNECT_RING_TIMEOUT_SEC = 45;
+const VONAGE_CONNECT_RING_TIMEOUT_SEC = 45;
 
 export type NccoAction =
   | {
@@ -22,7 +22,7 @@ export type NccoAction =
   | { action: 'talk'; text: string };
 
 /** `+447700900001` → `447700900001`. */
-export const vonageNumber = (e164: string): string => e164.replace(/^\+/, '');
+const vonageNumber = (e164: string): string => e164.replace(/^\+/, '');
 
 export function connectNcco(req: { to: string; callerId: string; eventUrl: string }): NccoAction[] {
   return [

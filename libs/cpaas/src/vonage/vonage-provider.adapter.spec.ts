@@ -326,18 +326,13 @@ describe('VonageProviderAdapter against a loopback Vonage', () => {
   });
 
   describe('operations Vonage has no call for', () => {
-    it('refuses to bind or place a call without a request and without counting it; unbinding has nothing to do', async () => {
+    it('refuses to bind without a request and without counting it; unbinding has nothing to do', async () => {
       expect(adapter.keepsSessions).toBe(false);
       const participants: [string, string] = [OTHER, '+447700900003'];
       expect(failure(await adapter.bindProxy({ sessionId: 'ses_1', proxyNumber: PROXY, participants }))).toEqual({
         countsAgainstProvider: false,
         cause: 'bad-request',
         reason: 'primary: Vonage has no bind operation',
-      });
-      expect(failure(await adapter.bridgeCall({ from: PROXY, to: OTHER }))).toEqual({
-        countsAgainstProvider: false,
-        cause: 'bad-request',
-        reason: 'primary: Vonage has no call operation',
       });
       expect(await adapter.unbindProxy({ sessionId: 'ses_1', proxyNumber: PROXY, bindingId: 'ses_1' })).toMatchObject({ ok: true });
       expect(vonage.requests).toEqual([]);

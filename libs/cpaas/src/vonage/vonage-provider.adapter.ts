@@ -10,8 +10,6 @@ import { systemClock, type Clock } from '@app/clock';
 import {
   providerWebhookUrls,
   type BindProxyRequest,
-  type BridgeCallRequest,
-  type CallAnswer,
   type CpaasProvider,
   type InboundEvent,
   type NumberManagement,
@@ -26,7 +24,7 @@ import {
   type WebhookRequest,
   type WebhookVerification,
 } from '../provider';
-import { InvalidWebhookError } from '../errors';
+import { InvalidWebhookError, ProviderCallFailure } from '../errors';
 import { VonageApi } from './vonage-api';
 import { connectNcco, nccoAnswer, talkNcco } from './vonage-ncco';
 import { verifyVonageWebhook, VONAGE_SIGNATURE_TOLERANCE_SEC } from './vonage-signature';
@@ -96,11 +94,6 @@ export class VonageProviderAdapter implements CpaasProvider {
 
   sendSms(req: SendSmsRequest): Promise<ProviderResult<{ messageId: string }>> {
     return this.api.sendSms({ ...req, webhookUrl: this.webhooks.statusCallback });
-  }
-
-  /** Calls are bridged by the answer webhook's NCCO, never placed by the broker. */
-  bridgeCall(_req: BridgeCallRequest): Promise<ProviderResult<{ callId: string; answer: CallAnswer }>> {
-    return Promise.resolve(this.notVendorOperation('call'));
   }
 
   async healthCheck(): Promise<ProviderResult<void>> {
@@ -224,10 +217,14 @@ export class VonageProviderAdapter implements CpaasProvider {
     return given.length === expected.length && timingSafeEqual(given, expected);
   }
 
-  private notVendorOperation<T>(operation: 'bind' | 'call'): ProviderResult<T> {
+  private notVendorOperation<T>(operation: 'bind'): ProviderResult<T> {
     return {
       ok: false,
-      failure: { countsAgainstProvider: false, cause: 'bad-request', reason: `${this.name}: Vonage has no ${operation} operation` },
+      failure: new ProviderCallFailure(
+        this.name,
+        { countsAgainstProvider: false, cause: 'bad-request' },
+        `Vonage has no ${operation} operation`,
+      ),
       latencyMs: 0,
     };
   }

@@ -1,6 +1,6 @@
 /**
  * Whether an endpoint may be sent to now, from two breakers of @app/circuit-breaker that see the same
- * outcomes:
+ * outcomes (their policies: endpoint-policies.ts):
  *
  * - the "endpoint down" rule (`endpointDownPolicy`, docs/webhooks.md#delivery-rules): 3 failures in a row and the
  *   endpoint gets a single attempt every 5 minutes until a 2xx;
@@ -16,17 +16,10 @@
  * outcome that is not their trial's, so such a 2xx starts them afresh, CLOSED.
  * Deliveries that meet a blocked endpoint are postponed, never dropped: only the 72 h lifetime ends them.
  */
-import {
-  CircuitBreaker,
-  callbackUrlPolicy,
-  endpointDownPolicy,
-  type Admission,
-  type BreakerPolicy,
-  type BreakerSnapshot,
-  type BreakerStatus,
-} from '@app/circuit-breaker';
+import { CircuitBreaker, type Admission, type BreakerPolicy, type BreakerSnapshot, type BreakerStatus } from '@app/circuit-breaker';
 import type { Clock } from '@app/clock';
 import { Subscription, type SchedulerLike } from 'rxjs';
+import { callbackUrlPolicy, endpointDownPolicy } from './endpoint-policies';
 
 export interface EndpointHealthSettings {
   readonly downAfterFailures: number;

@@ -10,7 +10,7 @@
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Outcome } from '@app/circuit-breaker';
-import { Subject, Subscription, type Observable, type SchedulerLike } from 'rxjs';
+import { Subscription, type SchedulerLike } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
 import { BREAKER_SCHEDULER, ProviderBreakers } from '../provider-breakers';
@@ -42,9 +42,6 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
   private sending: Promise<void> = Promise.resolve();
   private unlisten: (() => void) | null = null;
   private readonly roles = new Subscription();
-  private readonly receivedSubject = new Subject<{ from: string; sentAt: number; count: number }>();
-  /** Each batch this replica took in from another (for the delay benchmark and tests). */
-  readonly received$: Observable<{ from: string; sentAt: number; count: number }> = this.receivedSubject.asObservable();
   private readonly batchMs: number;
 
   constructor(
@@ -71,7 +68,6 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     this.timer = null;
     this.flush();
     await this.sending;
-    this.receivedSubject.complete();
   }
 
   record(provider: string, outcome: Outcome): void {
@@ -117,7 +113,6 @@ export class BreakerOutcomes implements OnApplicationBootstrap, OnApplicationShu
     }
     if (batch.from === this.leadership.replica || !Array.isArray(batch.o)) return;
     this.apply(batch.o);
-    this.receivedSubject.next({ from: batch.from, sentAt: batch.at, count: batch.o.length });
   }
 
   private apply(outcomes: WireOutcome[]): void {
