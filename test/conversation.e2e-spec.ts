@@ -229,6 +229,17 @@ describe('conversation sessions', () => {
       expect(await simCalls(broker.sim.url, 'primary', 'sms')).toHaveLength(1);
     });
 
+    it('keeps nothing for a message the pipes refuse: the Idempotency-Key then sends the corrected one', async () => {
+      const [rider, driver] = freshPair();
+      const session = (await createSession(broker.url, both([rider, driver])).expect(201)).body;
+      await clearSimCalls(broker.sim.url, 'primary');
+
+      await api().post(`/v1/sessions/${session.id}/messages`, { to: rider, text: '' }, 'msg-fixed').expect(400);
+      const sent = await api().post(`/v1/sessions/${session.id}/messages`, { to: rider, text: 'Arriving now' }, 'msg-fixed').expect(202);
+      expect(sent.headers['idempotent-replayed']).toBeUndefined();
+      expect(await simCalls(broker.sim.url, 'primary', 'sms')).toEqual([expect.objectContaining({ to: rider, text: 'Arriving now' })]);
+    });
+
     it('refuses a message to a non-participant, into a voice-only session, into an ended session, or with a bad body', async () => {
       const [rider, driver] = freshPair();
       const session = (await createSession(broker.url, both([rider, driver])).expect(201)).body;

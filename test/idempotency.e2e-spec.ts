@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
-import type request from 'supertest';
+import request from 'supertest';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../apps/broker/src/common/clock';
 import { ListenClient } from '../apps/broker/src/database/listen-client';
@@ -423,6 +423,33 @@ describe('Idempotency-Key', () => {
     expect(res.body.errors).toEqual([{ field: 'Idempotency-Key', message: expect.any(String) }]);
     const { rows } = await db.query('SELECT count(*)::int AS n FROM sessions WHERE participants = $1', [pair]);
     expect(rows[0].n).toBe(0);
+  });
+
+  it('keeps nothing for a request the route’s pipes refuse: the key then takes a body that passes', async () => {
+    const pair = freshPair();
+    const refused = await createSession(broker.url, { ...sessionBody(pair), ttlSeconds: 5 }, API_KEY, 'idem-pipes').expect(400);
+    expect(refused.body.errors).toEqual([{ field: 'ttlSeconds', message: expect.any(String) }]);
+    expect(await recordOf('idem-pipes')).toBeUndefined();
+    const created = await createSession(broker.url, sessionBody(pair), API_KEY, 'idem-pipes').expect(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+    expect(await recordOf('idem-pipes')).toEqual({ response_status: 201 });
+  });
+
+  it('refuses a body nested deeper than the pipes take with their 400, hashing nothing', async () => {
+    // Sent as text: 10 000 levels are more than a client's serializer (or a recursive hash) has stack for.
+    const body = JSON.stringify({ ...sessionBody(freshPair()), metadata: { deep: '@' } }).replace(
+      '"@"',
+      `${'['.repeat(10_000)}${']'.repeat(10_000)}`,
+    );
+    const res = await request(broker.url)
+      .post('/v1/sessions')
+      .set('authorization', `Bearer ${API_KEY}`)
+      .set('idempotency-key', 'idem-deep')
+      .set('content-type', 'application/json')
+      .send(body)
+      .expect(400);
+    expect(res.body.errors).toEqual([{ field: 'body', message: expect.stringMatching(/nests deeper/) }]);
+    expect(await recordOf('idem-deep')).toBeUndefined();
   });
 
   it('takes a key of 255 printable characters', async () => {

@@ -1,15 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { Response } from 'express';
 import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
-import { ProblemException, type ProblemDetails } from '../common/problem';
+import { ProblemException } from '../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ListenClient } from '../database/listen-client';
 import { IDEMPOTENCY_CHANNEL, IdempotencyRepository, keyTopic } from './idempotency.repository';
 
 export const IDEMPOTENCY_TTL_HOURS = 24;
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /**
  * A waiter for a first request on another replica wakes on its NOTIFY, and looks again after
@@ -31,6 +29,17 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * A kept answer, given again: its status and its body as the text first sent. The HTTP side
+ * (IdempotencyInterceptor) sends it, saying it is a replay.
+ */
+export class Replay {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {}
 }
 
 /** What became of a request with a key, as the requests waiting on it on this replica learn it. */
@@ -107,17 +116,17 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
 
   /**
    * `body` is what the key is bound to (the request body, and for a route under a resource its id); `status` the
-   * success status a first answer is sent and kept with (201 for a create, 202 for a message accepted).
+   * success status a first answer is sent and kept with (201 for a create, 202 for a message accepted). The answer is
+   * the work's, or a `Replay` of the kept one.
    */
   async run<T>(
     accountId: string,
     key: string,
     body: unknown,
-    response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null> = async () => null,
     status = 201,
-  ): Promise<T> {
+  ): Promise<T | Replay> {
     if (!KEY_PATTERN.test(key)) {
       throw new ProblemException({
         status: 400,
@@ -137,19 +146,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
       if (flight && (flight.requestHash === requestHash || flight.first)) {
         if (flight.requestHash !== requestHash) throw reused();
         const outcome = await flight.done;
-        if (outcome.kept) return replay<T>(outcome.status, outcome.body, response);
+        if (outcome.kept) return new Replay(outcome.status, outcome.body);
         continue; // not kept (a 5xx, a 422, a lost claim): look again
       }
-      return this.lookUp(
-        flight ? undefined : this.fly(flightId, requestHash),
-        accountId,
-        key,
-        requestHash,
-        response,
-        work,
-        recover,
-        status,
-      );
+      return this.lookUp(flight ? undefined : this.fly(flightId, requestHash), accountId, key, requestHash, work, recover, status);
     }
   }
 
@@ -167,11 +167,10 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
     accountId: string,
     key: string,
     requestHash: string,
-    response: Response,
     work: () => Promise<T>,
     recover: () => Promise<T | null>,
     status: number,
-  ): Promise<T> {
+  ): Promise<T | Replay> {
     const landing: Flight | { first: boolean; outcome: Outcome } = flight ?? { first: false, outcome: { kept: false } };
     const topic = keyTopic(accountId, key);
     try {
@@ -193,7 +192,7 @@ export class IdempotencyService implements OnApplicationBootstrap, OnApplication
           if (record.requestHash !== requestHash) throw reused();
           if (record.responseStatus !== null) {
             landing.outcome = { kept: true, status: record.responseStatus, body: record.responseBody! };
-            return replay<T>(record.responseStatus, record.responseBody!, response);
+            return new Replay(record.responseStatus, record.responseBody!);
           }
           if (now - record.createdAt.getTime() >= this.takeoverAfterMs) {
             const claimedAt = new Date(now);
@@ -284,21 +283,4 @@ function reused(): ProblemException {
     detail: 'This Idempotency-Key was used with a different request body; use a new key for a new request.',
     slug: 'idempotency-key-reused',
   });
-}
-
-/** The kept answer, as first sent: a 4xx problem whole, with its extensions (`errors`, `provider`...). */
-function replay<T>(status: number, body: string, response: Response): T {
-  response.setHeader(REPLAYED_HEADER, 'true');
-  if (status >= 400) {
-    const { type, title, detail, status: _status, ...extensions } = JSON.parse(body) as ProblemDetails;
-    throw new ProblemException({
-      status: status,
-      title: title,
-      detail: detail,
-      slug: String(type).replace(/^\/problems\//, ''),
-      extensions: extensions,
-    });
-  }
-  response.status(status);
-  return JSON.parse(body) as T;
 }

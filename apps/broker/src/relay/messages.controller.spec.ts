@@ -64,7 +64,7 @@ describe('MessagesController', () => {
     const res = await ctx.http().post(path).set(bearer(ACCOUNT.key)).send(BODY);
     expect(res.status).toBe(202);
     expect(res.body).toEqual(SENT);
-    expect(messages.send).toHaveBeenCalledWith(ACCOUNT.id, SESSION, expect.objectContaining(BODY));
+    expect(messages.send).toHaveBeenCalledWith(ACCOUNT.id, SESSION, expect.objectContaining(BODY), null);
   });
 
   it('is 404 for another account’s session, and for an id that is no session id', async () => {
@@ -94,7 +94,7 @@ describe('MessagesController', () => {
     idempotency.run.mockResolvedValue(SENT);
     const res = await ctx.http().post(path).set(bearer(ACCOUNT.key)).set('Idempotency-Key', 'msg-1').send(BODY);
     expect(res.status).toBe(202);
-    const [accountId, key, boundTo, , , , status] = idempotency.run.mock.calls[0];
+    const [accountId, key, boundTo, , , status] = idempotency.run.mock.calls[0];
     expect([accountId, key, status]).toEqual([ACCOUNT.id, 'msg-1', 202]);
     expect(boundTo).toEqual({ message: { sessionId: SESSION, ...BODY } });
   });

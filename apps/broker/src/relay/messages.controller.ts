@@ -1,8 +1,7 @@
-import { Body, Controller, Headers, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
-import { IdempotencyService } from '../idempotency/idempotency.service';
+import { Idempotent, IdempotencyKey } from '../idempotency/idempotency.interceptor';
 import { InteractionDto } from '../sessions/dto/session.dto';
 import { SendMessageDto } from './dto/send-message.dto';
 import { MessagesService } from './messages.service';
@@ -13,35 +12,26 @@ import { sessionIdPipe as sessionId } from '../sessions/session-id.pipe';
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sessions')
 export class MessagesController {
-  constructor(
-    private readonly messages: MessagesService,
-    private readonly idempotency: IdempotencyService,
-  ) {}
+  constructor(private readonly messages: MessagesService) {}
 
   @Post(':id/messages')
   @HttpCode(202)
   @ApiOperation({
     summary: 'Send a text from the proxy number to one participant; durable and retried like a relay (message.relayed / message.failed).',
   })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body within 24 h replays the first answer.' })
+  @Idempotent({
+    // The key is bound to the session as well as the body: the same text into another session is another request.
+    boundTo: ({ params, body }) => ({ message: { sessionId: params.id as string, to: body?.to, text: body?.text } }),
+    recoverFrom: MessagesService,
+    recover: (messages, { accountId, key, request }) => messages.sentWith(accountId, request.params.id as string, key),
+  })
   @ApiAcceptedResponse({ type: InteractionDto })
   send(
     @CurrentPrincipal() principal: Principal,
     @Param('id', sessionId) id: string,
     @Body() body: SendMessageDto,
-    @Headers('idempotency-key') key: string | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @IdempotencyKey() key: string | null,
   ): Promise<InteractionDto> {
-    if (key === undefined) return this.messages.send(principal.accountId, id, body);
-    return this.idempotency.run(
-      principal.accountId,
-      key,
-      // The key is bound to the session as well as the body: the same text into another session is another request.
-      { message: { sessionId: id, to: body.to, text: body.text } },
-      response,
-      () => this.messages.send(principal.accountId, id, body, key),
-      () => this.messages.sentWith(principal.accountId, id, key),
-      202,
-    );
+    return this.messages.send(principal.accountId, id, body, key);
   }
 }

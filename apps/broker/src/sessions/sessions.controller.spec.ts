@@ -198,7 +198,7 @@ describe('SessionsController', () => {
       expect([accountId, key]).toEqual([ACCOUNT.id, 'ride-42']);
       expect(body).toMatchObject(BODY);
       // The record's first run is the create, with the key.
-      await idempotency.run.mock.calls[0][4]();
+      await idempotency.run.mock.calls[0][3]();
       expect(sessions.create.mock.calls[0][2]).toBe('ride-42');
     });
 

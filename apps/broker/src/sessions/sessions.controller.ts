@@ -1,10 +1,9 @@
-import { Body, Controller, Delete, Get, Headers, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import { Body, Controller, Delete, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { RequestId } from '../logging/request-id';
+import { Idempotent, IdempotencyKey } from '../idempotency/idempotency.interceptor';
+import { RequestId, requestIdOf } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
 import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
@@ -15,31 +14,22 @@ import { sessionIdPipe as sessionId } from './session-id.pipe';
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(
-    private readonly sessions: SessionsService,
-    private readonly idempotency: IdempotencyService,
-  ) {}
+  constructor(private readonly sessions: SessionsService) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a session: a proxy number for two participants, on the first healthy provider.' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key and body within 24 h replays the first answer.' })
+  @Idempotent({
+    recoverFrom: SessionsService,
+    recover: (sessions, { accountId, key, request }) => sessions.takeOver(accountId, key, requestIdOf(request)),
+  })
   @ApiCreatedResponse({ type: SessionDto })
   create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateSessionDto,
-    @Headers('idempotency-key') key: string | undefined,
-    @Res({ passthrough: true }) response: Response,
+    @IdempotencyKey() key: string | null,
     @RequestId() requestId: string | undefined,
   ): Promise<SessionDto> {
-    if (key === undefined) return this.sessions.create(principal.accountId, body, null, requestId);
-    return this.idempotency.run(
-      principal.accountId,
-      key,
-      body,
-      response,
-      () => this.sessions.create(principal.accountId, body, key, requestId),
-      () => this.sessions.takeOver(principal.accountId, key, requestId),
-    );
+    return this.sessions.create(principal.accountId, body, key, requestId);
   }
 
   @Get()

@@ -124,17 +124,16 @@ export class SessionsService {
         attempts.push({ provider, poolExhausted: true });
         continue;
       }
-      if (!keepsSessions) {
-        this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
-        return SessionDto.from(reservation, new Date(this.clock.now()));
-      }
-      const bound = await this.timed('bind', () =>
-        this.registry.call(provider, 'bind', candidate.probe, (p) =>
-          p.bindProxy({ sessionId: reservation.id, proxyNumber: reservation.proxyNumber, participants }),
-        ),
-      );
-      if (bound.ok) {
-        const session = await this.timed('activate', () => this.activate(reservation, bound.value.bindingId, work));
+      // A vendor that keeps no sessions has nothing to bind: its reservation is the session, active already.
+      const bound = keepsSessions
+        ? await this.timed('bind', () =>
+            this.registry.call(provider, 'bind', candidate.probe, (p) =>
+              p.bindProxy({ sessionId: reservation.id, proxyNumber: reservation.proxyNumber, participants }),
+            ),
+          )
+        : null;
+      if (!bound || bound.ok) {
+        const session = bound ? await this.timed('activate', () => this.activate(reservation, bound.value.bindingId, work)) : reservation;
         this.metrics.sessionsCreated.inc({ provider, failed_over: String(attempts.length > 0) });
         return SessionDto.from(session, new Date(this.clock.now()));
       }
