@@ -19,7 +19,7 @@
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { ENTITIES } from '../../apps/broker/src/database/entities';
+import { ENTITIES } from '../../apps/broker/src/entities';
 import { ProviderStateRepository } from '../../apps/broker/src/providers/provider-state.repository';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
 import type { LoadResult } from '../support/load';

@@ -24,7 +24,7 @@ import { ownCpuMs, parentPid, postgresCpuMs } from '../support/cpu';
 import { resetSessions, withClient } from '../support/pool-rule';
 import { startDatabase } from '../support/stack';
 import { median, numberArg, ratio, round } from '../support/stats';
-import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
+import { prepareDatabase } from '../../apps/broker/src/prepare-database';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-reservation.repository';
 import { reserveParams } from '../support/reserve-params';
 
@@ -48,7 +48,7 @@ async function loadBuild(name: string, dir: string, url: string): Promise<Build>
   const at = (path: string) => req(join(dir, 'dist', path)) as Record<string, unknown>;
   const { DataSource } = req('typeorm') as typeof import('typeorm');
   const { brokerDataSourceOptions } = at('libs/database/src/index.js') as typeof import('@app/database');
-  const { ENTITIES } = at('apps/broker/src/database/entities.js') as typeof import('../../apps/broker/src/database/entities');
+  const { ENTITIES } = at('apps/broker/src/entities.js') as typeof import('../../apps/broker/src/entities');
   const { EventOutbox } = at(
     'apps/broker/src/notifications/events/event-outbox.js',
   ) as typeof import('../../apps/broker/src/notifications/events/event-outbox');

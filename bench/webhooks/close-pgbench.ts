@@ -16,7 +16,7 @@ import { pgbenchAb } from '../support/pgbench-ab';
 import { withClient } from '../support/pool-rule';
 import { startDatabase } from '../support/stack';
 import { numberArg } from '../support/stats';
-import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
+import { prepareDatabase } from '../../apps/broker/src/prepare-database';
 
 const ROUNDS = numberArg('rounds', 6);
 const SECONDS = numberArg('seconds', 10);

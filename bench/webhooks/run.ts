@@ -31,7 +31,7 @@ import { systemClock } from '@app/clock';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
 import { ListenClient } from '../../apps/broker/src/database/listen-client';
-import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
+import { prepareDatabase } from '../../apps/broker/src/prepare-database';
 import { EventOutbox, transactionThenWake } from '../../apps/broker/src/notifications';
 import { DeliveryStore } from '../../apps/broker/src/notifications/delivery/delivery-store';
 import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';

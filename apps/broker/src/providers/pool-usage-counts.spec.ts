@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
 import type { Channel } from '../numbers/proxy-number.entity';
 import { expireLapsed } from '../sessions/expire-lapsed';

@@ -9,7 +9,7 @@ import { brokerDataSourceOptions } from '@app/database';
 import { constructEvent } from '@app/sdk';
 import { createTestDatabase, type TestDatabase, ManualClock, WebhookReceiver } from '@app/testing';
 import { loadConfig } from '../../config';
-import { ENTITIES } from '../../database/entities';
+import { ENTITIES } from '../../entities';
 import { ListenClient } from '../../database/listen-client';
 import { transactionThenWake } from '../events/delivery-wakes';
 import { EventOutbox } from '../events/event-outbox';

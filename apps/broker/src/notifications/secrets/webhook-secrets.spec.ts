@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing
 import { AccountRepository } from '../../accounts/account.repository';
 import { AccountsService } from '../../accounts/accounts.service';
 import { loadConfig } from '../../config';
-import { ENTITIES } from '../../database/entities';
+import { ENTITIES } from '../../entities';
 import type { ClaimedDelivery } from '../delivery/delivery-store';
 import { SignedRequestPreparer } from '../delivery/signed-request';
 import { WebhookSecretRepository } from './webhook-secret.repository';
