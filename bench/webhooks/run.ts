@@ -39,7 +39,7 @@ import { DeliveryWorkerService } from '../../apps/broker/src/notifications/deliv
 import { SignedRequestPreparer } from '../../apps/broker/src/notifications/delivery/signed-request';
 import { WebhookSender } from '../../apps/broker/src/notifications/delivery/webhook-sender';
 import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
-import { WebhookSecrets } from '../../apps/broker/src/notifications/secrets/webhook-secrets';
+import { WebhookSecrets } from '../../apps/broker/src/accounts/webhook-secrets/webhook-secrets';
 import { postgresCpuMs, processCpuMs } from '../support/cpu';
 import { runBench, started } from '../support/started';
 

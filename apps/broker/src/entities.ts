@@ -1,6 +1,7 @@
 import { Account } from './accounts/account.entity';
 import { TWILIO_PROXY_ENTITIES } from './compat/twilio-proxy/entities';
 import { ApiKey } from './accounts/api-key.entity';
+import { WebhookSecret } from './accounts/webhook-secrets/webhook-secret.entity';
 import { IdempotencyRecord } from './idempotency/idempotency-record.entity';
 import { NOTIFICATION_ENTITIES } from './notifications/entities';
 import { ProxyNumber } from './numbers/proxy-number.entity';
@@ -32,5 +33,6 @@ export const ENTITIES: Function[] = [
   ProxyNumberLoad,
   ProxyNumberLoadChange,
   ...NOTIFICATION_ENTITIES,
+  WebhookSecret,
   ...TWILIO_PROXY_ENTITIES,
 ];

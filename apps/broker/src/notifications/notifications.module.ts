@@ -10,8 +10,8 @@ import { WebhookSecretsAdminController } from './api/webhook-secrets-admin.contr
 import { DeliveryStore } from './delivery/delivery-store';
 import { DeliveryWorkerService } from './delivery/delivery-worker.service';
 import { EventOutbox } from './events/event-outbox';
-import { WebhookSecretRepository } from './secrets/webhook-secret.repository';
-import { WebhookSecrets } from './secrets/webhook-secrets';
+import { WebhookSecretRepository } from '../accounts/webhook-secrets/webhook-secret.repository';
+import { WebhookSecrets } from '../accounts/webhook-secrets/webhook-secrets';
 import { CallbackUrlValidator } from './targets/callback-url-validator';
 import { DefaultCallbackUrlRepository } from './targets/default-callback-url.repository';
 import { DefaultCallbackUrls } from './targets/default-callback-urls';
