@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } 
 import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { InteractionDto } from '../sessions/dto/session.dto';
+import { InteractionDto } from './dto/interaction.dto';
 import { SendMessageDto } from './dto/send-message.dto';
 import { MessagesService } from './messages.service';
 import { sessionIdPipe as sessionId } from '../sessions/session-id.pipe';

@@ -2,11 +2,10 @@ import { Body, Controller, Delete, Get, Headers, Param, Post, Query, Res, UseGua
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
-import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
-import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
+import { ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
 import { sessionIdPipe as sessionId } from './session-id.pipe';
 
@@ -61,16 +60,5 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionDto })
   close(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<SessionDto> {
     return this.sessions.close(principal.accountId, id);
-  }
-
-  @Get(':id/interactions')
-  @ApiOperation({ summary: 'Calls and messages relayed through the session.' })
-  @ApiOkResponse({ type: InteractionListDto })
-  async interactions(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id', sessionId) id: string,
-    @Query() query: CursorPageQueryDto,
-  ): Promise<InteractionListDto> {
-    return this.sessions.interactions(principal.accountId, id, query);
   }
 }
