@@ -4,8 +4,13 @@
 // TypeScript sources (specs left out: they may import what they test from anywhere). A folder graph
 // with a cycle has two features that cannot be changed, or read, one without the other.
 //
-// Prints each cycle with one import per step that makes it, then the count; exits 1 when there is
-// any. `--files` also lists madge's own file-level cycles (`madge --circular`).
+// The files at the root of apps/broker/src (app.module.ts, main.ts, entities.ts, the database module,
+// migration-cli, ...) are the app's assembly: they import the features, so no feature imports them
+// (a feature that did would import, through them, every other feature).
+//
+// Prints each cycle with one import per step that makes it, then the count, and each import of the
+// assembly by a feature; exits 1 when there is either (`npm run lint` runs it). `--files` also lists
+// madge's own file-level cycles (`madge --circular`).
 'use strict';
 const { join, relative, sep } = require('node:path');
 const madge = require('madge');
@@ -15,10 +20,13 @@ const SRC = join(root, 'apps', 'broker', 'src');
 /** Past this many, the rest are counted, not listed: a knot of N folders has up to N! cycles. */
 const MAX_LISTED = 200;
 
+/** The folder name of the files at the root of apps/broker/src: the app's assembly. */
+const ASSEMBLY = '(root)';
+
 /** `sessions/dto/x.ts` → `sessions`; `common/problem/x.ts` → `common/problem`; `main.ts` → `(root)`. */
 function featureOf(file) {
   const parts = file.split('/');
-  if (parts.length === 1) return '(root)';
+  if (parts.length === 1) return ASSEMBLY;
   return parts[0] === 'common' && parts.length > 2 ? `common/${parts[1]}` : parts[0];
 }
 
@@ -94,6 +102,8 @@ async function main() {
   const graph = result.obj();
   // feature → feature → one import that makes the edge, as "from.ts → to.ts"
   const edges = new Map();
+  // every "from.ts → to.ts" by which a feature imports the assembly
+  const assemblyImports = [];
   for (const [file, imports] of Object.entries(graph)) {
     const from = featureOf(file);
     for (const imported of imports) {
@@ -101,6 +111,11 @@ async function main() {
       if (imported.startsWith('..')) continue;
       const to = featureOf(imported);
       if (from === to) continue;
+      // Reported as such, not as the cycles through every feature that it makes (the assembly imports them all).
+      if (to === ASSEMBLY) {
+        if (!file.startsWith('..')) assemblyImports.push(`${file} → ${imported}`);
+        continue;
+      }
       if (!edges.has(from)) edges.set(from, new Map());
       if (!edges.get(from).has(to)) edges.get(from).set(to, `${file} → ${imported}`);
     }
@@ -130,7 +145,9 @@ async function main() {
     `${total} cycles between the feature folders of ${where} ` +
       `(${pairs.length} pairs of folders import each other; ${knotted.length} knot${knotted.length === 1 ? '' : 's'} of ${knotted.reduce((n, k) => n + k.length, 0)} folders)`,
   );
-  return total === 0 ? 0 : 1;
+  for (const line of assemblyImports) console.log(`feature imports the app assembly: ${line}`);
+  console.log(`${assemblyImports.length} imports of the app assembly (the files at the root of ${where}) by a feature folder`);
+  return total === 0 && assemblyImports.length === 0 ? 0 : 1;
 }
 
 main().then(

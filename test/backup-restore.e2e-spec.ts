@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import type { TestDatabase } from '@app/testing';
-import { prepareDatabase } from '../apps/broker/src/database/prepare-database';
+import { prepareDatabase } from '../apps/broker/src/prepare-database';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
 import { ensureDebianPackage } from './support/debian-package';

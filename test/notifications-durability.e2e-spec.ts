@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase, WebhookReceiver, type Answer } from '@app/testing';
-import { ENTITIES } from '../apps/broker/src/database/entities';
+import { ENTITIES } from '../apps/broker/src/entities';
 import { EventOutbox, transactionThenWake } from '../apps/broker/src/notifications';
 import { buildOnce, eventually, freePort, startProcess, type RunningProcess } from './support/processes';
 import { TEST_WEBHOOK_SECRET } from './support/broker-harness';

@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { hashApiKey } from '../apps/broker/src/accounts/api-key-hash';
 import { constructEvent } from '@app/sdk';
 import { EventOutbox, transactionThenWake } from '../apps/broker/src/notifications';
-import { WebhookSecrets } from '../apps/broker/src/notifications/secrets/webhook-secrets';
+import { WebhookSecrets } from '../apps/broker/src/accounts/webhook-secrets/webhook-secrets';
 import { WebhookReceiver } from '@app/testing';
 import { eventually, freePort } from './support/processes';
 import { startBroker, type BrokerHarness } from './support/broker-harness';

@@ -19,7 +19,7 @@
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
-import { ENTITIES } from '../../apps/broker/src/database/entities';
+import { ENTITIES } from '../../apps/broker/src/entities';
 import { JOB_LOCKS } from '../../apps/broker/src/database/exclusive';
 import { ProxyNumberRepository } from '../../apps/broker/src/numbers/proxy-number.repository';
 import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';

@@ -31,13 +31,14 @@ import { systemClock } from '@app/clock';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
 import { ListenClient } from '../../apps/broker/src/database/listen-client';
-import { prepareDatabase } from '../../apps/broker/src/database/prepare-database';
-import { EventOutbox, transactionThenWake, WebhookSecrets, WebhookSender } from '../../apps/broker/src/notifications';
+import { prepareDatabase } from '../../apps/broker/src/prepare-database';
+import { EventOutbox, transactionThenWake, WebhookSender } from '../../apps/broker/src/notifications';
 import { DeliveryStore } from '../../apps/broker/src/notifications/delivery/delivery-store';
 import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
 import { DeliveryWorkerService } from '../../apps/broker/src/notifications/delivery/delivery-worker.service';
 import { SignedRequestPreparer } from '../../apps/broker/src/notifications/delivery/signed-request';
 import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
+import { WebhookSecrets } from '../../apps/broker/src/accounts/webhook-secrets/webhook-secrets';
 import { postgresCpuMs, processCpuMs } from '../support/cpu';
 import { runBench, started } from '../support/started';
 

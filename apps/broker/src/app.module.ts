@@ -8,7 +8,7 @@ import { TwilioProxyModule } from './compat/twilio-proxy/twilio-proxy.module';
 import { RequestBodyGuard } from './common/http';
 import { ProblemDetailsFilter, createValidationPipe } from './common/problem';
 import { ConfigModule, type BrokerConfig } from './config';
-import { DatabaseModule } from './database/database.module';
+import { DatabaseModule } from './database.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { NotificationsModule } from './notifications';

@@ -8,7 +8,7 @@ import 'reflect-metadata';
 import { createBrokerApp } from './broker-app';
 import { AppLogger } from './logging/app-logger';
 import { loadConfigFromEnvironment } from './config';
-import { prepareDatabase } from './database/prepare-database';
+import { prepareDatabase } from './prepare-database';
 import { ProcessLifecycle, listen, listeningUrl } from './process-lifecycle';
 
 const lifecycle = new ProcessLifecycle('session-broker');

@@ -12,7 +12,7 @@ import { apiKeyPrefix } from '../../broker/src/accounts/api-key-hash';
 import { createBrokerApp } from '../../broker/src/broker-app';
 import { loadConfigFromEnvironment, type BrokerConfig } from '../../broker/src/config';
 import { AppLogger } from '../../broker/src/logging/app-logger';
-import { prepareDatabase } from '../../broker/src/database/prepare-database';
+import { prepareDatabase } from '../../broker/src/prepare-database';
 import { ProcessLifecycle, listen, listeningUrl, urlHost } from '../../broker/src/process-lifecycle';
 import { createSimulatorApp } from '../../cpaas-sim/src/sim-app';
 import { developmentAdminToken, developmentApiKey, localModeLines, simulatorWebhookSecret } from './local-mode';

@@ -5,7 +5,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
-import { createFirstWebhookSecret } from '../notifications/secrets/webhook-secrets';
+import { createFirstWebhookSecret } from './webhook-secrets/webhook-secrets';
 import { Account } from './account.entity';
 import { ApiKey } from './api-key.entity';
 

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { MIGRATIONS, brokerDataSourceOptions, pendingSchemaChanges, runMigrations } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from './entities';
+import { ENTITIES } from '../entities';
 
 // The same diff `npm run migration:check` computes: a test run fails when an entity changed
 // without a migration.

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ProblemException } from '../common/problem';
-import type { Channel } from '../numbers/proxy-number.entity';
+import type { Channel } from '../common/phone-number';
 import { DestinationCache, type DestinationView } from './destination-cache';
 import { checkPhoneNumber } from './phone-number-check';
 

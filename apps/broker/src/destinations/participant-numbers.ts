@@ -8,7 +8,7 @@
 import { Injectable } from '@nestjs/common';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { ValidationProblem } from '../common/problem';
-import { E164 } from '../numbers/dto/proxy-number.dto';
+import { E164 } from '../common/phone-number';
 import { DestinationCache } from './destination-cache';
 
 export type ParticipantReading = { ok: true; number: string } | { ok: false; message: string };

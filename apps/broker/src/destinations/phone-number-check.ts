@@ -3,7 +3,7 @@
  * and of which type. The toll-fraud guard decides on these facts, never on a regex.
  */
 import { parsePhoneNumberFromString, type NumberType } from 'libphonenumber-js/max';
-import type { Channel } from '../numbers/proxy-number.entity';
+import type { Channel } from '../common/phone-number';
 
 /** Numbers whose caller pays more than a call or text normally costs (revenue-share fraud targets). */
 export const SPECIAL_RATE_TYPES: ReadonlySet<NumberType> = new Set<NumberType>([

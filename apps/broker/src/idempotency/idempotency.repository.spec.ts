@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { IDEMPOTENCY_CHANNEL, IdempotencyRepository, keyTopic } from './idempotency.repository';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c1';

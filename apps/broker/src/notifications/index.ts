@@ -17,6 +17,6 @@ export { DeliveryWaker, DeliveryWakes, transactionThenWake, type WakeWarning } f
 export { CallbackUrlValidator } from './targets/callback-url-validator';
 export { WebhookSender, type AttemptResult, type SenderSettings } from './delivery/webhook-sender';
 export { twilioSignedForm } from './delivery/signed-request';
-export { WebhookSecrets } from './secrets/webhook-secrets';
+export { WebhookSecrets } from '../accounts/webhook-secrets/webhook-secrets';
 export { MAX_CALLBACK_URL_LENGTH, callbackUrlProblem } from './targets/target-policy';
 export { NOTIFICATION_ENTITIES, SESSION_EVENT_TYPES, type SessionEventType } from './entities';

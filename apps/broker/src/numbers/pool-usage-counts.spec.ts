@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { JOB_LOCKS } from '../database/exclusive';
 import { EventOutbox } from '../notifications';
 import type { Channel } from './proxy-number.entity';

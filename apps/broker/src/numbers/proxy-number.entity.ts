@@ -11,8 +11,9 @@ import {
   type Relation,
 } from 'typeorm';
 import { Account } from '../accounts/account.entity';
+import type { Channel } from '../common/phone-number';
 
-export type Channel = 'voice' | 'sms';
+export type { Channel } from '../common/phone-number';
 
 /**
  * A number the broker holds on one provider and lends to sessions as their proxy number: to any

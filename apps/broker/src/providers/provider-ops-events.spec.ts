@@ -9,7 +9,7 @@ import { CircuitBreaker, telephonyPolicy, type BreakerTransition } from '@app/ci
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { DeliveryWaker, EventOutbox } from '../notifications';
 import { BreakerStateStore } from './breaker-state.store';
 import type { BreakerLeadership } from './cluster/breaker-leadership';

@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { CircuitBreaker, telephonyPolicy, type BreakerTransition } from '@app/circuit-breaker';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { BREAKER_LEASE, ProviderStateRepository } from './provider-state.repository';
 
 const LONG = 60_000;

@@ -11,7 +11,7 @@ import {
 } from '../../../../test/support/controller-context';
 import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import type { InteractionDto } from '../sessions/dto/session.dto';
+import type { InteractionDto } from './dto/interaction.dto';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 

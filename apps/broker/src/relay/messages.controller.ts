@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/comm
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
 import { Idempotent, IdempotencyKey } from '../idempotency/idempotency.interceptor';
-import { InteractionDto } from '../sessions/dto/session.dto';
+import { InteractionDto } from './dto/interaction.dto';
 import { SendMessageDto } from './dto/send-message.dto';
 import { MessagesService } from './messages.service';
 import { sessionIdPipe as sessionId } from '../sessions/session-id.pipe';

@@ -4,7 +4,7 @@ import type { Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
 import { ParticipantNumbers } from '../destinations/participant-numbers';
-import { InteractionDto } from '../sessions/dto/session.dto';
+import { InteractionDto } from './dto/interaction.dto';
 import { isLive } from '../sessions/session-expiry';
 import type { Session } from '../sessions/session.entity';
 import { SessionRepository } from '../sessions/session.repository';
@@ -86,7 +86,8 @@ export class MessagesService {
   }
 }
 
-function sessionNotFound(): ProblemException {
+/** A session of another account, or one not made yet, is simply not there. */
+export function sessionNotFound(): ProblemException {
   return new ProblemException({
     status: 404,
     slug: 'session-not-found',

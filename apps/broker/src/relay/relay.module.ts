@@ -13,6 +13,8 @@ import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
 import { RelayWorker } from './relay-worker';
 import { RelayService } from './relay.service';
+import { SessionInteractions } from './session-interactions';
+import { SessionInteractionsController } from './session-interactions.controller';
 import { SessionRelayLimit } from './session-relay-limit';
 
 @Module({
@@ -31,9 +33,10 @@ import { SessionRelayLimit } from './session-relay-limit';
     RelayWorker,
     MessagesService,
     SessionRelayLimit,
+    SessionInteractions,
     { provide: InteractionRepository, useClass: PostgresInteractionRepository },
   ],
-  controllers: [InboundController, MessagesController],
+  controllers: [InboundController, MessagesController, SessionInteractionsController],
   // MessageInteractions of the Twilio-Proxy-compatible API are the app's messages (compat/twilio-proxy); a session
   // rescue sends its notices and the relays that waited right after a move (apps/broker/src/rescue).
   exports: [MessagesService, RelayService],

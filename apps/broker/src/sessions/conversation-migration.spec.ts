@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions, runMigrations } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
 import { SessionReservationRepository } from './session-reservation.repository';
 import { PostgresSessionRepository } from './session.repository';

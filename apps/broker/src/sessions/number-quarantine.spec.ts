@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../database/entities';
+import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
 import { sessionCreated } from './session-events';
 import { ended } from './session-expiry';

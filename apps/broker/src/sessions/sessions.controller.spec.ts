@@ -58,7 +58,6 @@ describe('SessionsController', () => {
     list: jest.fn<SessionsService['list']>(),
     get: jest.fn<SessionsService['get']>(),
     close: jest.fn<SessionsService['close']>(),
-    interactions: jest.fn<SessionsService['interactions']>(),
   };
   const idempotency = { run: jest.fn<IdempotencyService['run']>() };
   let ctx: ControllerContext;
@@ -78,9 +77,6 @@ describe('SessionsController', () => {
     sessions.create.mockResolvedValue(SESSION);
     sessions.get.mockImplementation(ownOnly);
     sessions.close.mockImplementation(ownOnly);
-    sessions.interactions.mockImplementation((accountId, id) =>
-      ownOnly(accountId, id).then(() => ({ interactions: [], nextCursor: null })),
-    );
     sessions.list.mockResolvedValue({ sessions: [SESSION], nextCursor: null });
     // Each test starts with full rate buckets.
     ctx.clock.advance(3_600_000);
@@ -103,7 +99,6 @@ describe('SessionsController', () => {
         ['get', '/v1/sessions'],
         ['get', `/v1/sessions/${ID}`],
         ['delete', `/v1/sessions/${ID}`],
-        ['get', `/v1/sessions/${ID}/interactions`],
       ] as const) {
         expectProblem(await ctx.http()[method](path), 401);
       }
@@ -252,12 +247,11 @@ describe('SessionsController', () => {
   describe.each([
     ['get', ''],
     ['delete', ''],
-    ['get', '/interactions'],
   ] as const)('%s /v1/sessions/:id%s', (method, suffix) => {
     it('is 200 for the session’s own account', async () => {
       const res = await ctx.http()[method](`/v1/sessions/${ID}${suffix}`).set(bearer(ACCOUNT.key));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual(suffix ? { interactions: [], nextCursor: null } : SESSION);
+      expect(res.body).toEqual(SESSION);
     });
 
     it('is 404 for another account, as for a session that does not exist', async () => {
@@ -272,11 +266,5 @@ describe('SessionsController', () => {
       expectProblem(res, 404, '/problems/session-not-found');
       expect(Object.values(sessions).every((mock) => mock.mock.calls.length === 0)).toBe(true);
     });
-  });
-
-  it('GET /v1/sessions/:id/interactions reads its page parameters', async () => {
-    expectInvalidFields(await ctx.http().get(`/v1/sessions/${ID}/interactions?limit=500`).set(bearer(ACCOUNT.key)), ['limit']);
-    await ctx.http().get(`/v1/sessions/${ID}/interactions?limit=20&cursor=abc_-1`).set(bearer(ACCOUNT.key)).expect(200);
-    expect(sessions.interactions).toHaveBeenCalledWith(ACCOUNT.id, ID, expect.objectContaining({ limit: 20, cursor: 'abc_-1' }));
   });
 });

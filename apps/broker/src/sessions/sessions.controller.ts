@@ -1,11 +1,10 @@
 import { Body, Controller, Delete, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
-import { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
 import { Idempotent, IdempotencyKey } from '../idempotency/idempotency.interceptor';
 import { RequestId, requestIdOf } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
-import { InteractionListDto, ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
+import { ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
 import { sessionIdPipe as sessionId } from './session-id.pipe';
 
@@ -51,16 +50,5 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionDto })
   close(@CurrentPrincipal() principal: Principal, @Param('id', sessionId) id: string): Promise<SessionDto> {
     return this.sessions.close(principal.accountId, id);
-  }
-
-  @Get(':id/interactions')
-  @ApiOperation({ summary: 'Calls and messages relayed through the session.' })
-  @ApiOkResponse({ type: InteractionListDto })
-  async interactions(
-    @CurrentPrincipal() principal: Principal,
-    @Param('id', sessionId) id: string,
-    @Query() query: CursorPageQueryDto,
-  ): Promise<InteractionListDto> {
-    return this.sessions.interactions(principal.accountId, id, query);
   }
 }

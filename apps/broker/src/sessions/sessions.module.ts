@@ -4,7 +4,6 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { JobsModule } from '../jobs/jobs.module';
 import { NotificationsModule } from '../notifications';
 import { ProvidersModule } from '../providers/providers.module';
-import { InteractionRepository, PostgresInteractionRepository } from '../relay/interaction.repository';
 import { SessionAllocator } from './session-allocator';
 import { SessionReservationRepository } from './session-reservation.repository';
 import { SessionSweeper } from './session-sweeper';
@@ -20,8 +19,6 @@ import { SessionsService } from './sessions.service';
     SessionReservationRepository,
     SessionSweeper,
     { provide: SessionRepository, useClass: PostgresSessionRepository },
-    // A session lists its interactions (GET /v1/sessions/:id/interactions); the relay module has its own.
-    { provide: InteractionRepository, useClass: PostgresInteractionRepository },
   ],
   controllers: [SessionsController],
   exports: [SessionsService, SessionRepository],

@@ -6,7 +6,7 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { pino } from 'pino';
 import { ProviderCallFailure, type ProviderResult } from '@app/cpaas';
-import { InMemoryInteractionRepository, InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
+import { InMemorySessionRepository } from '../../../../test/support/in-memory-repositories';
 import { ProblemException } from '../common/problem';
 import { loadConfig } from '../config';
 import { AppLogger } from '../logging/app-logger';
@@ -114,7 +114,6 @@ describe('SessionsService', () => {
     const destinations = { assertAllowed: () => Promise.resolve() } as unknown as DestinationPolicy;
     service = new SessionsService(
       sessions,
-      new InMemoryInteractionRepository(sessions, new Map()),
       config,
       providers.registry(),
       allocator(sessions, sweptWhileBinding),

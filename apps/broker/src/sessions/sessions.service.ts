@@ -4,18 +4,16 @@ import type { ProviderFailure } from '@app/cpaas';
 import { systemClock, type Clock } from '@app/clock';
 import { CLOCK } from '../common/clock';
 import { ProblemException } from '../common/problem';
-import { decodePageCursor, decodePrecisePageCursor, encodePageCursor, encodePrecisePageCursor } from '../common/pagination/page-cursor';
+import { decodePageCursor, encodePageCursor } from '../common/pagination/page-cursor';
 import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { BrokerMetrics } from '../metrics/broker-metrics';
 import { ProviderRegistry } from '../providers/provider-registry';
 import { CallbackUrlValidator } from '../notifications';
-import { InteractionRepository } from '../relay/interaction.repository';
 import { DestinationPolicy } from '../destinations/destination-policy';
 import { ParticipantNumbers } from '../destinations/participant-numbers';
 import { sessionCreated, sessionEnded } from './session-events';
 import { DEFAULT_TTL_SECONDS, sessionChannels, type CreateSessionDto } from './dto/create-session.dto';
-import type { CursorPageQueryDto } from '../common/pagination/cursor-page-query.dto';
-import { InteractionDto, SessionDto, type InteractionListDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
+import { SessionDto, type ListSessionsQueryDto, type SessionListDto } from './dto/session.dto';
 import {
   ParticipantLimitError,
   PoolExhaustedError,
@@ -55,7 +53,6 @@ export class SessionsService {
 
   constructor(
     private readonly sessions: SessionRepository,
-    private readonly interactionRecords: InteractionRepository,
     @Inject(BROKER_CONFIG) private readonly config: BrokerConfig,
     private readonly registry: ProviderRegistry,
     private readonly allocator: SessionAllocator,
@@ -222,20 +219,6 @@ export class SessionsService {
     });
     if (closed.changed) await this.releaseBinding(closed.session);
     return SessionDto.from(closed.session, new Date(this.clock.now()));
-  }
-
-  /** A page of the session's interactions, oldest first (`nextCursor` for the next one, as the other lists). */
-  async interactions(accountId: string, id: string, query: CursorPageQueryDto = {}): Promise<InteractionListDto> {
-    await this.find(accountId, id);
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? decodePrecisePageCursor(query.cursor) : undefined;
-    const rows = await this.interactionRecords.pageForSession(id, after, limit + 1);
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1]?.position;
-    return {
-      interactions: page.map(({ interaction }) => InteractionDto.from(interaction)),
-      nextCursor: rows.length > limit ? encodePrecisePageCursor(last.at, last.id) : null,
-    };
   }
 
   /** Asks the session's provider to unbind; on failure the sweeper tries again later. */

@@ -8,7 +8,7 @@ import {
   expectProblem,
   type ControllerContext,
 } from '../../../../../test/support/controller-context';
-import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { WebhookSecretsAdminController } from './webhook-secrets-admin.controller';
 
 const SECRET = { secret: 'whsec_abc', createdAt: '2026-07-15T12:00:00.000Z', previousSecretExpiresAt: null };

@@ -2,7 +2,7 @@ import { Controller, HttpCode, Inject, Param, ParseUUIDPipe, Post, UseGuards } f
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminTokenGuard } from '../../accounts';
 import { ProblemException } from '../../common/problem';
-import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
+import { secretAlreadyShown, WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { RevealedWebhookSecretDto } from './dto/account-webhooks.dto';
 
 const noAccount = () => new ProblemException({ status: 404, slug: 'not-found', title: 'Not found', detail: 'No account with this id.' });

@@ -10,7 +10,7 @@ import {
   type ControllerContext,
 } from '../../../../../test/support/controller-context';
 import { ProblemException } from '../../common/problem';
-import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { DefaultCallbackUrls } from '../targets/default-callback-urls';
 import { WebhookHistory } from './webhook-history';
 import { WebhooksController } from './webhooks.controller';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../../accounts';
-import { secretAlreadyShown, WebhookSecrets } from '../secrets/webhook-secrets';
+import { secretAlreadyShown, WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { DefaultCallbackUrls } from '../targets/default-callback-urls';
 import {
   CallbackUrlDto,

@@ -5,7 +5,7 @@ import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { ListenClient } from '../../database/listen-client';
 import { BrokerMetrics } from '../../metrics/broker-metrics';
 import { workerSettings } from '../notification-settings';
-import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { DeliveryStore } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { brokerDataSourceOptions, runMigrations } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../../database/entities';
+import { ENTITIES } from '../../entities';
 
 const A = '00000000-0000-0000-0000-00000000000a';
 const B = '00000000-0000-0000-0000-00000000000b';

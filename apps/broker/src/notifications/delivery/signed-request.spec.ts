@@ -1,6 +1,6 @@
 import twilio from 'twilio';
 import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
-import type { WebhookSecrets } from '../secrets/webhook-secrets';
+import type { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import type { ClaimedDelivery } from './delivery-store';
 import { SignedRequestPreparer } from './signed-request';
 

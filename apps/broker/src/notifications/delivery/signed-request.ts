@@ -1,7 +1,7 @@
 import twilio from 'twilio';
 import { signWebhook } from '@app/sdk';
 import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
-import type { WebhookSecrets } from '../secrets/webhook-secrets';
+import type { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import type { ClaimedDelivery } from './delivery-store';
 import type { DeliveryPreparer } from './endpoint-lane';
 

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
-import { ENTITIES } from '../../database/entities';
+import { ENTITIES } from '../../entities';
 import { PostgresInteractionRepository } from '../../relay/interaction.repository';
 import { PostgresSessionRepository } from '../../sessions/session.repository';
 import { DELIVERY_CHANNEL } from '../delivery/delivery-store';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { CallbackUrlDto } from '../api/dto/account-webhooks.dto';
-import { WebhookSecrets } from '../secrets/webhook-secrets';
+import { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { CallbackUrlValidator } from './callback-url-validator';
 import { DefaultCallbackUrlRepository } from './default-callback-url.repository';
 

@@ -12,9 +12,9 @@ import {
   MaxLength,
   ValidateIf,
 } from 'class-validator';
-import type { Channel } from '../proxy-number.entity';
+import { E164, type Channel } from '../../common/phone-number';
 
-export const E164 = /^\+[1-9]\d{6,14}$/;
+export { E164 } from '../../common/phone-number';
 
 export class AddProxyNumberDto {
   @ApiProperty({ example: 'primary' })

@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { brokerDataSourceOptions } from '@app/database';
 import { DatabaseObserver } from './database-observer';
 import { ENTITIES } from './entities';
-import { ListenClient } from './listen-client';
+import { ListenClient } from './database/listen-client';
 
 /** The TypeORM connection, its pool opened at start and observed. Migrations have already run (see `prepareDatabase`) when this starts. */
 @Module({})

@@ -4,10 +4,10 @@ import type { Pool, PoolClient } from 'pg';
 import type { DataSource, EntitySubscriberInterface } from 'typeorm';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent.js';
 import type { Subscription } from 'rxjs';
-import { BROKER_CONFIG, type BrokerConfig } from '../config';
-import { BrokerMetrics } from '../metrics/broker-metrics';
-import { ListenClient } from './listen-client';
-import { StatementClasses } from './statement-class';
+import { BROKER_CONFIG, type BrokerConfig } from './config';
+import { BrokerMetrics } from './metrics/broker-metrics';
+import { ListenClient } from './database/listen-client';
+import { StatementClasses } from './database/statement-class';
 
 /**
  * The database pool seen from the outside: each statement's time by class, the connections the pool

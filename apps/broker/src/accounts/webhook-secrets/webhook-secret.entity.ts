@@ -1,5 +1,5 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, type Relation } from 'typeorm';
-import { Account } from '../../accounts/account.entity';
+import { Account } from '../account.entity';
 
 /**
  * An account's signing secret. The current one has no `expires_at`; after a rotation the previous one

@@ -8,12 +8,12 @@ import type { MigrationInterface } from 'typeorm';
 import { MIGRATIONS, brokerDataSourceOptions } from '@app/database';
 import { constructEvent } from '@app/sdk';
 import { createTestDatabase, type TestDatabase, ManualClock } from '@app/testing';
-import { AccountRepository } from '../../accounts/account.repository';
-import { AccountsService } from '../../accounts/accounts.service';
+import { AccountRepository } from '../account.repository';
+import { AccountsService } from '../accounts.service';
 import { loadConfig } from '../../config';
-import { ENTITIES } from '../../database/entities';
-import type { ClaimedDelivery } from '../delivery/delivery-store';
-import { SignedRequestPreparer } from '../delivery/signed-request';
+import { ENTITIES } from '../../entities';
+import type { ClaimedDelivery } from '../../notifications/delivery/delivery-store';
+import { SignedRequestPreparer } from '../../notifications/delivery/signed-request';
 import { WebhookSecretRepository } from './webhook-secret.repository';
 import { WebhookSecrets } from './webhook-secrets';
 

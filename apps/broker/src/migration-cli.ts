@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
 import { LocalPostgres, brokerDataSourceOptions, pendingSchemaChanges, runMigrations } from '@app/database';
-import { loadConfigFromEnvironment } from '../config';
+import { loadConfigFromEnvironment } from './config';
 import { ENTITIES } from './entities';
 
 const MIGRATIONS_DIR = resolve('libs/database/src/migrations');
