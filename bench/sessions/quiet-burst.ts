@@ -10,7 +10,7 @@
  * at a time and twenty at once, as the pool would open them.
  */
 import { Client } from 'pg';
-import { RESERVE_SQL } from '../../apps/broker/src/sessions/session-allocator';
+import { RESERVE_SQL } from '../../apps/broker/src/sessions';
 import { reserveParams } from '../support/reserve-params';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { paced, type PacedResult } from '../support/load';

@@ -12,8 +12,8 @@
  *   the NOTIFY to every delivery marked delivered. The delivery side alone, without the producers' commits.
  *
  * The broker is the real app (`createBrokerApp`); its own worker is stopped and each phase runs a fresh
- * `DeliveryWorker` built as `DeliveryWorkerService` builds it, so the phases do not overlap. Each round
- * runs the three in turn, starting with the next one each round (the order rotates); figures are medians. CPU per delivery (this process, the receiver, and PostgreSQL
+ * `DeliveryWorker` built by `createDeliveryWorker`, as `DeliveryWorkerService` builds its own, so the phases
+ * do not overlap. Each round runs the three in turn, starting with the next one each round (the order rotates); figures are medians. CPU per delivery (this process, the receiver, and PostgreSQL
  * when it is the local one) says where the time goes. PostgreSQL: DATABASE_URL, or a throwaway local
  * server with its default, durable settings (fsync on). Prints one JSON object.
  * Usage: npm run bench:webhooks [-- --deliveries=N --rounds=N]
@@ -30,15 +30,17 @@ import { LocalPostgres } from '@app/database';
 import { systemClock } from '@app/clock';
 import { createBrokerApp } from '../../apps/broker/src/broker-app';
 import { loadConfig, type BrokerConfig } from '../../apps/broker/src/config';
-import { ListenClient } from '../../apps/broker/src/database/listen-client';
+import { ListenClient } from '../../apps/broker/src/database';
 import { prepareDatabase } from '../../apps/broker/src/prepare-database';
-import { EventOutbox, transactionThenWake, WebhookSender } from '../../apps/broker/src/notifications';
-import { DeliveryStore } from '../../apps/broker/src/notifications/delivery/delivery-store';
-import { DeliveryWorker } from '../../apps/broker/src/notifications/delivery/delivery-worker';
-import { DeliveryWorkerService } from '../../apps/broker/src/notifications/delivery/delivery-worker.service';
-import { SignedRequestPreparer } from '../../apps/broker/src/notifications/delivery/signed-request';
-import { workerSettings } from '../../apps/broker/src/notifications/notification-settings';
-import { WebhookSecrets } from '../../apps/broker/src/accounts/webhook-secrets/webhook-secrets';
+import {
+  createDeliveryWorker,
+  DeliveryStore,
+  DeliveryWorkerService,
+  EventOutbox,
+  transactionThenWake,
+  WebhookSecrets,
+  type DeliveryWorker,
+} from '../../apps/broker/src/notifications';
 import { postgresCpuMs, processCpuMs } from '../support/cpu';
 import { runBench, started } from '../support/started';
 
@@ -138,23 +140,16 @@ class Broker {
     return { broker, close };
   }
 
-  /** A delivery worker as DeliveryWorkerService builds it. */
+  /** A delivery worker as DeliveryWorkerService builds its own (createDeliveryWorker), uncounted and quiet. */
   worker(): { worker: DeliveryWorker; close: () => Promise<void> } {
-    const n = this.config.notifications;
-    const sender = new WebhookSender({
-      connectTimeoutMs: n.connectTimeoutMs,
-      attemptTimeoutMs: n.attemptTimeoutMs,
-      allowPrivateTargets: true,
-    });
     const listener = new ListenClient(this.databaseUrl);
-    const worker = new DeliveryWorker({
+    const { worker, sender } = createDeliveryWorker({
       store: new DeliveryStore(this.dataSource),
-      sender,
-      preparer: new SignedRequestPreparer(this.secrets, undefined),
+      notifications: this.config.notifications,
       clock: systemClock,
-      settings: workerSettings(n),
-      logger: { log: () => undefined, warn: (m) => console.error(m) },
+      secrets: this.secrets,
       listener,
+      logger: { log: () => undefined, warn: (m) => console.error(m) },
     });
     return {
       worker,

@@ -1,4 +1,4 @@
-import { RESERVE_SQL } from '../sessions/session-allocator';
+import { RESERVE_SQL } from '../sessions/session-reservation.repository';
 import { StatementClasses, statementClass } from './statement-class';
 
 describe('statementClass', () => {

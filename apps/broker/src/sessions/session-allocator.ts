@@ -78,8 +78,6 @@ const UNIQUE_NAME_INDEX = 'uq_sessions_live_unique_name';
 const DEADLOCK = '40P01';
 const MAX_ATTEMPTS = 8;
 
-export { RESERVE_SQL } from './session-reservation.repository';
-
 /**
  * Reserves a proxy number on one provider for a new session, keeping the pool rule: the least
  * loaded number where neither participant already has an active session. The database enforces

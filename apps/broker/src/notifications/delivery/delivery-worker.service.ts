@@ -7,7 +7,7 @@ import { BrokerMetrics } from '../../metrics/broker-metrics';
 import { workerSettings } from '../notification-settings';
 import { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import { DeliveryStore } from './delivery-store';
-import { DeliveryWorker } from './delivery-worker';
+import { DeliveryWorker, type WorkerLogger } from './delivery-worker';
 import { SignedRequestPreparer } from './signed-request';
 import { WebhookSender, type AttemptResult, type SenderSettings, type WebhookRequest } from './webhook-sender';
 
@@ -30,6 +30,43 @@ class CountedWebhookSender extends WebhookSender {
   }
 }
 
+/** What a delivery worker is built from: the broker's notification settings and the parts the app provides. */
+export interface DeliveryWorkerParts {
+  store: DeliveryStore;
+  notifications: BrokerConfig['notifications'];
+  clock: Clock;
+  secrets: WebhookSecrets;
+  listener: ListenClient;
+  logger: WorkerLogger;
+  /** Counts the attempts under way (`broker_webhook_deliveries_in_flight`); unset: not counted. */
+  inFlight?: BrokerMetrics['webhookDeliveriesInFlight'];
+}
+
+/**
+ * A delivery worker and its sender, built as the app builds its own (DeliveryWorkerService), not started. The
+ * caller starts the worker, and stops it before closing the sender.
+ */
+export function createDeliveryWorker(parts: DeliveryWorkerParts): { worker: DeliveryWorker; sender: WebhookSender } {
+  const n = parts.notifications;
+  const settings: SenderSettings = {
+    connectTimeoutMs: n.connectTimeoutMs,
+    attemptTimeoutMs: n.attemptTimeoutMs,
+    allowPrivateTargets: n.allowPrivateTargets,
+    minPort: n.minPort,
+  };
+  const sender = parts.inFlight ? new CountedWebhookSender(settings, parts.inFlight) : new WebhookSender(settings);
+  const worker = new DeliveryWorker({
+    store: parts.store,
+    sender,
+    preparer: new SignedRequestPreparer(parts.secrets, n.opsWebhookSecret),
+    clock: parts.clock,
+    settings: workerSettings(n),
+    logger: parts.logger,
+    listener: parts.listener,
+  });
+  return { worker, sender };
+}
+
 /** Runs this replica's delivery worker from app start to app close (attempts in flight are aborted, not lost). */
 @Injectable()
 export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,26 +81,18 @@ export class DeliveryWorkerService implements OnApplicationBootstrap, BeforeAppl
     listener: ListenClient,
     metrics: BrokerMetrics,
   ) {
-    const n = config.notifications;
-    this.sender = new CountedWebhookSender(
-      {
-        connectTimeoutMs: n.connectTimeoutMs,
-        attemptTimeoutMs: n.attemptTimeoutMs,
-        allowPrivateTargets: n.allowPrivateTargets,
-        minPort: n.minPort,
-      },
-      metrics.webhookDeliveriesInFlight,
-    );
     const logger = new Logger('Webhooks');
-    this.worker = new DeliveryWorker({
+    const built = createDeliveryWorker({
       store,
-      sender: this.sender,
-      preparer: new SignedRequestPreparer(secrets, n.opsWebhookSecret),
+      notifications: config.notifications,
       clock,
-      settings: workerSettings(n),
-      logger: { log: (m) => logger.log(m), warn: (m) => logger.warn(m) },
+      secrets,
       listener,
+      logger: { log: (m) => logger.log(m), warn: (m) => logger.warn(m) },
+      inFlight: metrics.webhookDeliveriesInFlight,
     });
+    this.worker = built.worker;
+    this.sender = built.sender;
   }
 
   async onApplicationBootstrap(): Promise<void> {
