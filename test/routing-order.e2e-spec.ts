@@ -26,7 +26,8 @@ describe('routing order when no breaker admits', () => {
       ...AUTH_ENV,
       BREAKER_HEALTH_INTERVAL_MS: '3600000', // health checks are triggered by the test
       BREAKER_HALF_OPEN_PROBE_SHARE: '0.25',
-      PROVIDER_CALL_TIMEOUT_MS: '300',
+      // No fault here hangs ('down' answers at once): a deadline a loaded machine's healthy answers cannot miss.
+      PROVIDER_CALL_TIMEOUT_MS: '5000',
       SESSION_SWEEP_INTERVAL_MS: '3600000',
     });
   });
