@@ -14,7 +14,7 @@ export interface ApiKeyView {
   revokedAt: string | null;
 }
 
-export interface AccountView {
+interface AccountView {
   id: string;
   name: string;
   createdAt: string;
@@ -23,22 +23,22 @@ export interface AccountView {
   allowSpecialRate: boolean;
 }
 
-export interface CreatedApiKey extends ApiKeyView {
+interface CreatedApiKey extends ApiKeyView {
   /** Shown once. */
   key: string;
 }
 
-export interface FirstWebhookSecret {
+interface FirstWebhookSecret {
   /** Shown once. */
   secret: string;
   createdAt: string;
 }
 
-export interface RevealedWebhookSecret extends FirstWebhookSecret {
+interface RevealedWebhookSecret extends FirstWebhookSecret {
   previousSecretExpiresAt: string | null;
 }
 
-export interface ProxyNumberView {
+interface ProxyNumberView {
   id: string;
   provider: string;
   number: string;

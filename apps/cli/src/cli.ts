@@ -19,7 +19,7 @@ export interface CliIo {
   open?(url: string): Promise<boolean>;
 }
 
-export const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
+const DEFAULT_BROKER_URL = 'http://127.0.0.1:3000';
 
 const OPTIONS = {
   url: { type: 'string' },
@@ -48,7 +48,7 @@ function usageLine(command: Command): string {
   return ['broker', ...command.words, ...args, ...options].join(' ');
 }
 
-export function helpText(): string {
+function helpText(): string {
   const width = Math.max(...COMMANDS.map((c) => usageLine(c).length));
   return [
     'Session Broker operator CLI: accounts, API keys, providers and proxy numbers over the admin API; an account’s sessions with its API key; the ops page.',

@@ -7,7 +7,7 @@ import { UsageError } from './usage-error';
 
 export type CommandOption = 'reason' | 'capabilities' | 'provider' | 'label' | 'special-rate';
 
-export interface CommandContext {
+interface CommandContext {
   /** The admin API (ADMIN_TOKEN); read only by the commands that use it. */
   readonly api: AdminApi;
   /** The account API (an API key), for the `sessions` commands; read only by them. */

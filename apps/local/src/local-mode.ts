@@ -9,7 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { BrokerConfig } from '../../broker/src/config';
 
-export function isAllLocal(config: Pick<BrokerConfig, 'simulated' | 'databaseUrl'>): boolean {
+function isAllLocal(config: Pick<BrokerConfig, 'simulated' | 'databaseUrl'>): boolean {
   return config.simulated && !config.databaseUrl;
 }
 

@@ -80,7 +80,7 @@ export function readSuccess<T>(
 }
 
 /** How a vendor's non-2xx answer is classified: its rule, and what of the vendor's own words to quote. */
-export interface Refusal {
+interface Refusal {
   countsAgainstProvider: boolean;
   cause: ProviderFailure['cause'];
   meaning: string;

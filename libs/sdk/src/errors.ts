@@ -141,7 +141,7 @@ function kindOf(status: number): BrokerApiErrorKind {
   return 'client';
 }
 
-export function createApiError(problem: ProblemDetails, options: BrokerApiErrorOptions = {}): BrokerApiError {
+function createApiError(problem: ProblemDetails, options: BrokerApiErrorOptions = {}): BrokerApiError {
   switch (kindOf(problem.status)) {
     case 'validation':
       return new BrokerValidationError(problem, options);

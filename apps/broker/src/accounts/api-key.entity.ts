@@ -2,7 +2,7 @@ import { Check, Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, 
 import { Account } from './account.entity';
 
 /** Who revoked a key: an operator (admin API, CLI), or the start that found it gone from BROKER_API_KEY. */
-export type KeyRevocation = 'operator' | 'removed-from-environment';
+type KeyRevocation = 'operator' | 'removed-from-environment';
 
 /** An API key, stored only as its SHA-256: the key itself is shown once, when it is made. */
 @Entity('api_keys')

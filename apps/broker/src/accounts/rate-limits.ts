@@ -48,7 +48,7 @@ export class TokenBucket {
   }
 }
 
-export type RateKind = 'creates' | 'reads';
+type RateKind = 'creates' | 'reads';
 
 /** Buckets beyond this many keys are dropped oldest first (a dropped bucket starts full again). */
 const MAX_BUCKETS = 100_000;

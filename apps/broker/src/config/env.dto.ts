@@ -38,7 +38,7 @@ function StepIntVar(min: number, max: number, step: number): PropertyDecorator {
 }
 
 /** The provider breaker keeps its window in this many time buckets: the window must be a whole number of them. */
-export const BREAKER_WINDOW_BUCKETS = TELEPHONY_DEFAULTS.windowBuckets;
+const BREAKER_WINDOW_BUCKETS = TELEPHONY_DEFAULTS.windowBuckets;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

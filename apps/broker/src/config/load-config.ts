@@ -25,7 +25,7 @@ const OPTIONAL = [
   'TRUST_PROXY',
   'METRICS_TOKEN',
 ];
-export interface ConfigRuntime {
+interface ConfigRuntime {
   terminal?: boolean;
   standalone?: boolean;
 }
@@ -230,7 +230,7 @@ const TRUST_PROXY_PROBLEM =
 const TRUST_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** TRUST_PROXY: unset is 0 (no proxy: the connection is the client); null when it is not a valid value. */
-export function parseTrustProxy(value: string | undefined): number | string[] | null {
+function parseTrustProxy(value: string | undefined): number | string[] | null {
   if (value === undefined) return 0;
   if (/^\d+$/.test(value.trim())) {
     const hops = Number(value);

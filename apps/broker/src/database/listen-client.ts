@@ -16,7 +16,7 @@ import { LISTEN_RECONNECT, reconnectDelayMs, type Backoff } from './reconnect-ba
 
 export type ChannelHandler = (payload: string) => void;
 
-export interface ListenClientOptions {
+interface ListenClientOptions {
   /** Pauses before re-making a lost connection (LISTEN_RECONNECT unless given). */
   readonly reconnect?: Backoff;
   /** Milliseconds between heartbeats while connected (30 000); 0: none. */
@@ -28,8 +28,8 @@ export interface ListenClientOptions {
   readonly onWarning?: (message: string) => void;
 }
 
-export const LISTEN_HEARTBEAT_MS = 30_000;
-export const LISTEN_HEARTBEAT_TIMEOUT_MS = 10_000;
+const LISTEN_HEARTBEAT_MS = 30_000;
+const LISTEN_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 /** What a subscriber needs: subscribe to a channel, and learn when the connection came back. */
 export interface ChannelListener {

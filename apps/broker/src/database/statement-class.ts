@@ -12,7 +12,7 @@ const WITH_WRITE =
 const READ = /^\s*select\b[\s\S]*?\bfrom\s+"?([a-z_][a-z0-9_]*)"?/i;
 const FIRST_WORD = /^\s*([a-z]+)/i;
 
-export const MAX_CLASSES = 64;
+const MAX_CLASSES = 64;
 
 export function statementClass(sql: string): string {
   const named = NAMED.exec(sql);

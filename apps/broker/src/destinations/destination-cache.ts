@@ -5,7 +5,7 @@ import { DESTINATIONS_CHANNEL, type AccountDestinations, type DestinationReposit
 import { countryOf } from './phone-number-check';
 
 /** The fallback re-read of everything, for a notification lost with the LISTEN connection's session. */
-export const DESTINATION_REFRESH_MS = 30_000;
+const DESTINATION_REFRESH_MS = 30_000;
 
 export interface DestinationView {
   readonly account: AccountDestinations;

@@ -11,7 +11,7 @@ import { ValidationProblem } from '../common/problem';
 import { E164 } from '../common/phone-number';
 import { DestinationCache } from './destination-cache';
 
-export type ParticipantReading = { ok: true; number: string } | { ok: false; message: string };
+type ParticipantReading = { ok: true; number: string } | { ok: false; message: string };
 
 /** One number: E.164 as given, or a national number of `defaultCountry` (null: E.164 only). */
 export function readParticipantNumber(written: string, defaultCountry: string | null): ParticipantReading {

@@ -6,7 +6,7 @@ import { parsePhoneNumberFromString, type NumberType } from 'libphonenumber-js/m
 import type { Channel } from '../common/phone-number';
 
 /** Numbers whose caller pays more than a call or text normally costs (revenue-share fraud targets). */
-export const SPECIAL_RATE_TYPES: ReadonlySet<NumberType> = new Set<NumberType>([
+const SPECIAL_RATE_TYPES: ReadonlySet<NumberType> = new Set<NumberType>([
   'PREMIUM_RATE',
   'SHARED_COST',
   'PERSONAL_NUMBER',
@@ -18,7 +18,7 @@ export const SPECIAL_RATE_TYPES: ReadonlySet<NumberType> = new Set<NumberType>([
 /** Types that can receive a text message. */
 const SMS_TYPES: ReadonlySet<NumberType> = new Set<NumberType>(['MOBILE', 'FIXED_LINE_OR_MOBILE']);
 
-export type NumberVerdict =
+type NumberVerdict =
   | { ok: true; country: string; type: NumberType | undefined }
   | { ok: false; country: string | undefined; reason: 'invalid' | 'special-rate' | 'not-sms'; message: string };
 

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 /** One statement on a pooled connection: is the server that answered one that takes writes? */
 const WRITABLE_SQL = `SELECT pg_is_in_recovery() AS in_recovery, current_setting('transaction_read_only') = 'on' AS read_only`;
 
-export interface DatabaseServerState {
+interface DatabaseServerState {
   /** A standby (in recovery): during a failover, HAProxy may reach the promoted node before its promotion ends. */
   inRecovery: boolean;
   readOnly: boolean;

@@ -17,21 +17,21 @@ import { ProblemException, type ProblemDetails } from '../common/problem';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from '../common/problem/validation';
 import { IdempotencyService, Replay } from './idempotency.service';
 
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY_HEADER = 'idempotency-key';
 const IDEMPOTENT_ROUTE = Symbol('idempotent-route');
 /** Nest marks a request its pipes refused (a registered symbol, read by interceptors that prepared something for the handler). */
 const REJECTED_BY_PIPES = Symbol.for('nestjs:rejected-by-pipes');
 
 /** A request with an Idempotency-Key, as a route's `boundTo` and `recover` see it. */
-export interface KeyedRequest {
+interface KeyedRequest {
   readonly accountId: string;
   readonly key: string;
   readonly request: Request;
 }
 
 /** How a route takes `Idempotency-Key` (see `Idempotent`). */
-export interface IdempotentRoute<S> {
+interface IdempotentRoute<S> {
   /** What the key is bound to besides the account: the request body unless the route says otherwise. */
   boundTo?: (request: Request) => unknown;
   /** The service that knows what a first request with the key, dead since, had already done. */
@@ -67,7 +67,7 @@ class RefusedByPipes extends Error {
 
 /** `Idempotency-Key` on the routes marked `@Idempotent`: the HTTP side of IdempotencyService. */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly idempotency: IdempotencyService,
     private readonly reflector: Reflector,

@@ -19,7 +19,7 @@ export function keyTopic(accountId: string, key: string): string {
   return createHash('sha256').update(`${accountId}\u0000${key}`).digest('hex');
 }
 
-export interface IdempotencyRecordRow {
+interface IdempotencyRecordRow {
   requestHash: string;
   /** Null while the first request is still being handled. */
   responseStatus: number | null;

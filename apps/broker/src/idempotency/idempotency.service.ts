@@ -7,7 +7,7 @@ import { BROKER_CONFIG, type BrokerConfig } from '../config';
 import { ListenClient } from '../database/listen-client';
 import { IDEMPOTENCY_CHANNEL, IdempotencyRepository, keyTopic } from './idempotency.repository';
 
-export const IDEMPOTENCY_TTL_HOURS = 24;
+const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /**
  * A waiter for a first request on another replica wakes on its NOTIFY, and looks again after

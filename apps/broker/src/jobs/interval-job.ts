@@ -12,7 +12,7 @@ import { asyncScheduler, interval, type SchedulerLike, type Subscription } from 
 export type JobGate = (pass: () => Promise<void>) => Promise<boolean>;
 
 /** Every replica runs every pass. */
-export const everyReplica: JobGate = async (pass) => {
+const everyReplica: JobGate = async (pass) => {
   await pass();
   return true;
 };

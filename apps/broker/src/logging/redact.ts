@@ -6,7 +6,7 @@
  */
 
 /** Request headers logged with their values; any other is logged by name, its value `[REDACTED]`. */
-export const LOGGED_HEADERS: ReadonlySet<string> = new Set([
+const LOGGED_HEADERS: ReadonlySet<string> = new Set([
   'accept',
   'accept-encoding',
   'accept-language',
@@ -30,7 +30,7 @@ export const LOGGED_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Query parameters the broker's routes take, none a secret; any other is logged by name, its value `[REDACTED]`. */
-export const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'call',
   'channel',
   'cursor',
@@ -42,7 +42,7 @@ export const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'uniqueName',
 ]);
 
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 /** `path?api_key=...&limit=5` → `path?api_key=[REDACTED]&limit=5`: only the parameters of the allow-list keep their values. */
 export function redactUrl(url: string | undefined): string | undefined {
@@ -62,7 +62,7 @@ export function redactUrl(url: string | undefined): string | undefined {
 }
 
 /** The headers of the allow-list with their values, the others by name only. */
-export function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+function redactHeaders(headers: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (headers === undefined) return headers;
   return Object.fromEntries(
     Object.entries(headers).map(([name, value]) => [name, LOGGED_HEADERS.has(name.toLowerCase()) ? value : REDACTED]),

@@ -7,7 +7,7 @@ import type { Channel } from './proxy-number.entity';
 import { ProxyNumberRepository, type ProxyNumberRow } from './proxy-number.repository';
 
 /** Seeded numbers: primary gets +2349010000001…, the second provider +2349020000001…, and so on. */
-export function seededNumbers(providerIndex: number, count: number): string[] {
+function seededNumbers(providerIndex: number, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `+23490${providerIndex + 1}${String(i + 1).padStart(7, '0')}`);
 }
 

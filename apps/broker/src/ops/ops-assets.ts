@@ -6,7 +6,7 @@ export interface OpsAsset {
   body: string;
 }
 
-export type OpsAssetName = 'page' | 'ops.css' | 'ops.js';
+type OpsAssetName = 'page' | 'ops.css' | 'ops.js';
 
 /**
  * The page's files, beside this module: `npm run build` copies `assets/` into dist/ next to the

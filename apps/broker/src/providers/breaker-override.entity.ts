@@ -1,6 +1,6 @@
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export type OverrideStatus = 'pending' | 'applied' | 'withdrawn';
+type OverrideStatus = 'pending' | 'applied' | 'withdrawn';
 
 /**
  * An operator's request to force a provider's breaker OPEN or CLOSED (`POST /v1/admin/providers/:name/breaker`),

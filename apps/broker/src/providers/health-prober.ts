@@ -28,7 +28,7 @@ import { ProviderRegistry } from './provider-registry';
 import { ProviderStateRepository, type HealthCheckClaim } from './provider-state.repository';
 
 /** The scheduler of the checks' cadence, if not `asyncScheduler` (nothing provides it in the app). */
-export const HEALTH_CHECK_SCHEDULER = Symbol('HEALTH_CHECK_SCHEDULER');
+const HEALTH_CHECK_SCHEDULER = Symbol('HEALTH_CHECK_SCHEDULER');
 
 /** What the prober knows of one provider, on this replica's clock. */
 interface Cadence {

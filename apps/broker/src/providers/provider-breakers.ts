@@ -49,7 +49,7 @@ export interface ProviderHealth {
   status: BreakerStatus;
 }
 
-export class ProviderBreaker {
+class ProviderBreaker {
   private readonly current$: BehaviorSubject<CircuitBreaker>;
   private readonly adoptedSubject = new Subject<ProviderTransition>();
   /** The request being applied while `force` runs (its transition is emitted synchronously). */

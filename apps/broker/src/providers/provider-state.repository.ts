@@ -38,7 +38,7 @@ export interface LeaseHolder {
 export type HealthCheckClaim = { claimed: true } | { claimed: false; dueInMs: number | null };
 
 /** An operator's request to force a breaker, as the leader takes it. */
-export interface ClaimedOverride {
+interface ClaimedOverride {
   id: string;
   provider: string;
   state: 'OPEN' | 'CLOSED';
@@ -47,7 +47,7 @@ export interface ClaimedOverride {
 }
 
 /** Where a request stands: `transitionAt` is when the transition it made happened, once that is recorded. */
-export type OverrideOutcome = { status: 'pending' | 'withdrawn' } | { status: 'applied'; transitionAt: number | null };
+type OverrideOutcome = { status: 'pending' | 'withdrawn' } | { status: 'applied'; transitionAt: number | null };
 
 /** Notified with `{ id }` when an operator asks for a breaker to be forced: the leader applies it (BreakerOverrides). */
 export const BREAKER_OVERRIDE_CHANNEL = 'broker_breaker_overrides';

@@ -31,7 +31,7 @@ export function interactionBlocked(session: Session, interaction: Interaction, d
 }
 
 /** Why an inbound reached no relay: no live session, a channel the session lacks, or a number a rescue moved the session off. */
-export type OutOfSessionReason = 'no-session' | 'channel-not-in-session' | 'session-rebound';
+type OutOfSessionReason = 'no-session' | 'channel-not-in-session' | 'session-rebound';
 
 /**
  * `interaction.out_of_session`: a text or call to a proxy number that reached no session's relay: a sender with

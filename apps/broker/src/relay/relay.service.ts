@@ -17,7 +17,7 @@ import { InteractionRepository, type InteractionTransaction, type NewInteraction
 import { SessionRelayLimit } from './session-relay-limit';
 
 /** What the broker answers a provider's inbound webhook with: the provider's own format, or a 404 problem. */
-export type InboundAnswer =
+type InboundAnswer =
   | { kind: 'answer'; answer: WebhookAnswer }
   | { kind: 'no-session' }
   | { kind: 'not-our-number' }

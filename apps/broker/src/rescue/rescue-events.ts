@@ -8,7 +8,7 @@ import { sessionEvent } from '../sessions/session-events';
 import type { Session } from '../sessions/session.entity';
 
 /** Where a session was: the provider and the proxy number. */
-export interface NumberOnProvider {
+interface NumberOnProvider {
   provider: string;
   proxyNumber: string;
 }

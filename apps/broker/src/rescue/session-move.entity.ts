@@ -6,7 +6,7 @@ import { Session } from '../sessions/session.entity';
  * `failed`: no provider that admitted it had a number free for it (`session.rescue_failed`); `cancelled`: not
  * needed any more (the outage ended, the session ended, the account turned rescue off).
  */
-export type SessionMoveStatus = 'pending' | 'moved' | 'failed' | 'cancelled';
+type SessionMoveStatus = 'pending' | 'moved' | 'failed' | 'cancelled';
 
 /**
  * One session's rescue from one outage (docs/design.md#session-rescue): the durable work row the breaker leader

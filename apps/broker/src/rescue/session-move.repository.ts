@@ -22,24 +22,24 @@ export interface OutageKey {
 }
 
 /** A claimed move: its row and its session, both locked until the transaction ends, and the account's setting now. */
-export interface ClaimedMove {
+interface ClaimedMove {
   readonly move: SessionMove;
   readonly session: Session;
   readonly setting: { afterSeconds: number | null; notice: string | null };
 }
 
 /** A participant the account holds `held` shared-pool sessions with, at the limit. */
-export interface HeldParticipant {
+interface HeldParticipant {
   readonly number: string;
   readonly held: number;
 }
 
 /** What `takeNumber` did: the session's participants are on the number now (in this transaction), or no number was free. */
-export type NumberTaken =
+type NumberTaken =
   | { readonly taken: true; readonly proxyNumberId: string; readonly proxyNumber: string }
   | { readonly taken: false; readonly overLimit: HeldParticipant | null };
 
-export interface MoveTarget {
+interface MoveTarget {
   readonly provider: string;
   readonly proxyNumberId: string;
   readonly proxyNumber: string;
@@ -47,7 +47,7 @@ export interface MoveTarget {
   readonly bindingId: string | null;
 }
 
-export interface CompletedMove {
+interface CompletedMove {
   /** The session as it is now: on its new number, the old one in its history. */
   readonly session: Session;
   /** The notices recorded, then the relays that were queued: each to be attempted now. */
@@ -63,7 +63,7 @@ export class LeadershipLostError extends Error {
 }
 
 /** What one move's transaction can do; its changes and event commit together or not at all. */
-export interface MoveTransaction {
+interface MoveTransaction {
   /** The next pending move of one of `outages` due at `now`, locked with its session; one another replica holds is skipped. */
   claimNext(outages: readonly OutageKey[], now: Date): Promise<ClaimedMove | null>;
   /**
@@ -83,7 +83,7 @@ export interface MoveTransaction {
   assertLeading(fence: LeaderFence): Promise<void>;
 }
 
-export interface CompleteInput {
+interface CompleteInput {
   readonly now: Date;
   readonly reason: string;
   /** Texted to each participant from the new number; null: none. */

@@ -38,7 +38,7 @@ import { RESCUE_SETTINGS_CHANNEL, RescueSettingsRepository } from './rescue-sett
 import { LeadershipLostError, SessionMoveRepository, type OutageKey } from './session-move.repository';
 
 /** The scheduler of the rescue's interval and pace, if not `asyncScheduler` (nothing provides it in the app). */
-export const RESCUE_SCHEDULER = Symbol('RESCUE_SCHEDULER');
+const RESCUE_SCHEDULER = Symbol('RESCUE_SCHEDULER');
 
 /** Old bindings released per pass at most. */
 const RELEASE_BATCH = 50;

@@ -113,7 +113,7 @@ export interface ReservationInput {
 }
 
 /** A participant number the account holds `held` shared-pool sessions with, at or above the limit. */
-export interface HeldParticipant {
+interface HeldParticipant {
   number: string;
   held: number;
 }

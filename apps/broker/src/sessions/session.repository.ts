@@ -18,7 +18,7 @@ import {
 } from '../notifications';
 import { Session, type SessionStatus } from './session.entity';
 
-export type SessionListStatus = 'active' | 'closed' | 'expired';
+type SessionListStatus = 'active' | 'closed' | 'expired';
 
 export interface SessionPageQuery {
   readonly accountId: string;

@@ -14,7 +14,7 @@ import { BrokerWebhooks } from '../webhooks/broker-webhooks';
 import { checkBind, checkCall, checkSms, checkUnbind, type Checked } from './provider-api.validation';
 
 /** A provider API request: its JSON body and, for unbind, the binding id from the path. */
-export interface ProviderApiRequest {
+interface ProviderApiRequest {
   body: unknown;
   bindingId?: string;
 }

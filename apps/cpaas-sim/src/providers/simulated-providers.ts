@@ -15,7 +15,7 @@ export interface SimulatedProvider {
 }
 
 /** Provider names as the broker's PROVIDERS accepts them. */
-export const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 const MAX_PROVIDERS = 256;
 const STARTING_PROVIDERS = ['primary', 'failover'];
 

@@ -16,7 +16,7 @@ import { SimulatedProviders } from '../providers/simulated-providers';
 import { SIM_CONFIG } from '../sim-config.token';
 import { BrokerWebhooks, type BrokerAnswer, type BrokerWebhookPath } from './broker-webhooks';
 
-export interface InboundTrigger {
+interface InboundTrigger {
   channel: 'sms' | 'voice';
   from: string;
   to: string;
@@ -26,7 +26,7 @@ export interface InboundTrigger {
 }
 
 /** The broker's answer, plus `x-sim-*` headers saying what the provider did with it. */
-export interface InboundResult extends BrokerAnswer {
+interface InboundResult extends BrokerAnswer {
   headers: Record<string, string>;
 }
 

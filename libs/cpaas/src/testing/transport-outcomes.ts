@@ -12,7 +12,7 @@ export function failureOf<T>(result: ProviderResult<T>) {
   return result.failure;
 }
 
-export interface TransportCases<T> {
+interface TransportCases<T> {
   operation: ProviderOperation;
   standIn: () => VendorStandIn;
   /** A new adapter of the vendor, named `primary`, at `baseUrl`, giving up after `timeoutMs`; the case closes it. */

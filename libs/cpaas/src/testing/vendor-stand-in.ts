@@ -7,7 +7,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export interface ReceivedRequest {
+interface ReceivedRequest {
   method: string;
   /** Path and query, as sent. */
   url: string;

@@ -17,15 +17,15 @@ import { readLimited } from '../read-limited';
 import { failedCall } from '../vendor-request';
 import { classifyVonageAnswer } from './vonage-outcomes';
 
-export const VONAGE_MESSAGES_API = 'https://api.nexmo.com';
-export const VONAGE_REST_API = 'https://rest.nexmo.com';
+const VONAGE_MESSAGES_API = 'https://api.nexmo.com';
+const VONAGE_REST_API = 'https://rest.nexmo.com';
 /** The Numbers API's largest page. */
 const VONAGE_NUMBERS_PAGE_SIZE = 100;
 /** 100 pages of 100: an account with more numbers than that is not one this import is for. */
 const MAX_NUMBER_PAGES = 100;
 const MAX_ANSWER_BYTES = 256 * 1024;
 
-export interface VonageApiOptions {
+interface VonageApiOptions {
   name: string;
   /** Overrides both API bases (`name=vonage:https://host`): tests, regional edges. */
   baseUrl?: string;
@@ -37,7 +37,7 @@ export interface VonageApiOptions {
   timeoutMs: number;
 }
 
-export interface VonageSmsRequest {
+interface VonageSmsRequest {
   /** E.164. */
   from: string;
   to: string;
@@ -47,7 +47,7 @@ export interface VonageSmsRequest {
 }
 
 /** A number of the account, as `GET /account/numbers` lists it. */
-export interface VonageOwnedNumber {
+interface VonageOwnedNumber {
   country: string;
   /** Digits, no `+`. */
   msisdn: string;

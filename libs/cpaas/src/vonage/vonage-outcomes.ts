@@ -61,7 +61,7 @@ export const VONAGE_STATUS_RULES: readonly VonageOutcomeRule[] = [
   rule('HTTP 4xx', 'Auth, balance, account or route: the provider cannot serve us', true, 'rejected'),
 ];
 
-export type VonageAnswerReading = { ok: true } | { ok: false; rule: VonageOutcomeRule; detail?: string };
+type VonageAnswerReading = { ok: true } | { ok: false; rule: VonageOutcomeRule; detail?: string };
 
 const byProblemCode = new Map(VONAGE_PROBLEM_RULES.map((r) => [r.key, r]));
 const byStatus = new Map(VONAGE_STATUS_RULES.map((r) => [r.key, r]));

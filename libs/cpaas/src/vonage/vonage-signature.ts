@@ -26,7 +26,7 @@ export interface VonageSignatureCheck {
 }
 
 /** `missing`: no bearer token at all (401); `invalid`: a token we do not accept (403). */
-export type VonageSignatureVerdict = 'valid' | 'missing' | 'invalid';
+type VonageSignatureVerdict = 'valid' | 'missing' | 'invalid';
 
 export function verifyVonageWebhook(check: VonageSignatureCheck): VonageSignatureVerdict {
   const token = bearerToken(check.headers);

@@ -10,14 +10,14 @@ import { isE164 } from '../e164';
 import { InvalidWebhookError, webhookObject } from '../errors';
 import type { InboundEvent } from '../provider';
 
-export const VONAGE_MESSAGE_STATUSES = ['submitted', 'delivered', 'read', 'rejected', 'undeliverable'] as const;
-export type VonageMessageStatus = (typeof VONAGE_MESSAGE_STATUSES)[number];
+const VONAGE_MESSAGE_STATUSES = ['submitted', 'delivered', 'read', 'rejected', 'undeliverable'] as const;
+type VonageMessageStatus = (typeof VONAGE_MESSAGE_STATUSES)[number];
 
 /**
  * Voice API call statuses. `failed` is a call-setup failure (docs/providers.md#vonage-webhooks); the callee's answers are
  * successes; the rest are progress reports that change nothing.
  */
-export const VONAGE_CALL_ANSWERS = {
+const VONAGE_CALL_ANSWERS = {
   completed: 'completed',
   busy: 'busy',
   timeout: 'no-answer',
@@ -25,10 +25,10 @@ export const VONAGE_CALL_ANSWERS = {
   rejected: 'declined',
   cancelled: 'canceled',
 } as const;
-export type VonageCallAnswer = (typeof VONAGE_CALL_ANSWERS)[keyof typeof VONAGE_CALL_ANSWERS];
+type VonageCallAnswer = (typeof VONAGE_CALL_ANSWERS)[keyof typeof VONAGE_CALL_ANSWERS];
 const CALL_PROGRESS = new Set(['started', 'ringing', 'answered', 'disconnected', 'human', 'machine', 'transfer', 'record', 'input']);
 
-export type VonageStatusEvent =
+type VonageStatusEvent =
   | {
       kind: 'message';
       eventId: string;

@@ -12,7 +12,7 @@ import { Client } from 'pg';
 import { SUPERUSER } from './binaries';
 import { LocalPostgresError } from './errors';
 
-export const PASSWORD_FILE = 'postgres-superuser-password';
+const PASSWORD_FILE = 'postgres-superuser-password';
 
 /** The data folder's password, made (and written, owner-only) the first time. */
 export async function superuserPassword(dataRoot: string): Promise<string> {

@@ -16,7 +16,7 @@ import { insertWebhookSecret, type LiveWebhookSecret, type WebhookSecretReposito
 const CACHE_TTL_MS = 1_000;
 const CACHE_MAX = 10_000;
 
-export interface SecretStatus {
+interface SecretStatus {
   configured: boolean;
   /** Whether the current secret was shown; false: `reveal` shows it once. */
   revealed: boolean;
@@ -36,7 +36,7 @@ export function secretAlreadyShown(): ProblemException {
 }
 
 /** The current secret, shown by a reveal. */
-export interface RevealedSecret {
+interface RevealedSecret {
   secret: string;
   createdAt: string;
   previousSecretExpiresAt: string | null;
@@ -57,7 +57,7 @@ export async function createFirstWebhookSecret(
   return { secret, createdAt: at.toISOString() };
 }
 
-export interface RotatedSecret {
+interface RotatedSecret {
   secret: string;
   createdAt: string;
   previousSecretExpiresAt: string | null;

@@ -5,7 +5,7 @@ import type { BreakerSnapshot } from '@app/circuit-breaker';
 import type { PageCursor } from '../../common/pagination/page-cursor';
 import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
 
-export interface EventRecord {
+interface EventRecord {
   readonly id: string;
   readonly type: string;
   readonly sessionId: string | null;
@@ -13,7 +13,7 @@ export interface EventRecord {
   readonly createdAt: Date;
 }
 
-export interface DeliverySummaryRecord {
+interface DeliverySummaryRecord {
   readonly id: string;
   readonly eventId: string;
   readonly url: string;
@@ -31,7 +31,7 @@ export interface EndpointRecord {
   readonly lastError: string | null;
 }
 
-export interface DeliveryRecord {
+interface DeliveryRecord {
   readonly id: string;
   readonly eventId: string;
   readonly eventType: string;
@@ -47,7 +47,7 @@ export interface DeliveryRecord {
   readonly endpoint: EndpointRecord | null;
 }
 
-export interface AttemptRecord {
+interface AttemptRecord {
   readonly number: number;
   readonly startedAt: Date;
   readonly durationMs: number;
@@ -56,7 +56,7 @@ export interface AttemptRecord {
   readonly delivered: boolean;
 }
 
-export interface EventPageQuery {
+interface EventPageQuery {
   readonly accountId: string;
   /** Only this session's events. */
   readonly sessionId?: string;

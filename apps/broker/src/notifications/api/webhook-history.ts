@@ -11,7 +11,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
-export const deliveryNotFound = (): ProblemException =>
+const deliveryNotFound = (): ProblemException =>
   new ProblemException({
     status: 404,
     slug: 'delivery-not-found',

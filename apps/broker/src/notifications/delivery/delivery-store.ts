@@ -44,7 +44,7 @@ export interface ClaimedDelivery {
   readonly data: Record<string, unknown>;
 }
 
-export interface AttemptRecord {
+interface AttemptRecord {
   readonly startedAt: number;
   readonly durationMs: number;
   readonly statusCode: number | null;

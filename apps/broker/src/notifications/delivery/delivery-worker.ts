@@ -16,7 +16,7 @@ import { EndpointLane, type DeliveryPreparer, type LaneEnd, type LaneLogger, typ
 import type { WebhookSender } from './webhook-sender';
 
 /** Endpoints one replica works on at once (each with up to `maxInFlight` attempts). */
-export const MAX_ENDPOINTS_PER_REPLICA = 64;
+const MAX_ENDPOINTS_PER_REPLICA = 64;
 
 export interface WorkerSettings extends LaneSettings {
   readonly pollIntervalMs: number;
@@ -26,7 +26,7 @@ export interface WorkerLogger extends LaneLogger {
   log(message: string): void;
 }
 
-export interface DeliveryWorkerDeps {
+interface DeliveryWorkerDeps {
   readonly store: DeliveryStore;
   readonly sender: WebhookSender;
   readonly preparer: DeliveryPreparer;

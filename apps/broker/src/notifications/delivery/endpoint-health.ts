@@ -29,7 +29,7 @@ export interface EndpointHealthSettings {
   readonly breakerMaxResetMs: number;
 }
 
-export interface EndpointSnapshots {
+interface EndpointSnapshots {
   readonly down: BreakerSnapshot | null;
   readonly url: BreakerSnapshot | null;
 }
@@ -47,9 +47,9 @@ export interface EndpointAdmission {
   readonly url: Admission;
 }
 
-export type EndpointOutcome = { readonly ok: true; readonly durationMs: number } | { readonly ok: false; readonly reason: string };
+type EndpointOutcome = { readonly ok: true; readonly durationMs: number } | { readonly ok: false; readonly reason: string };
 
-export type EndpointCondition = 'healthy' | 'down' | 'breaker-open' | 'trial';
+type EndpointCondition = 'healthy' | 'down' | 'breaker-open' | 'trial';
 
 export function endpointPolicies(settings: EndpointHealthSettings): { down: BreakerPolicy; url: BreakerPolicy } {
   return {

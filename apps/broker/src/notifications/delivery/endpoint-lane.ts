@@ -35,7 +35,7 @@ export interface LaneLogger {
   warn(message: string): void;
 }
 
-export interface LaneDeps {
+interface LaneDeps {
   readonly store: DeliveryStore;
   readonly sender: WebhookSender;
   readonly preparer: DeliveryPreparer;

@@ -6,7 +6,7 @@
 import type { BreakerPolicy } from '@app/circuit-breaker';
 
 /** The per-callback-URL breaker (docs/design.md#other-breakers-in-the-library). */
-export interface CallbackUrlSettings {
+interface CallbackUrlSettings {
   /** Max failures: consecutive failures that open the circuit. */
   readonly maxFailures: number;
   /** Reset timeout: how long the first opening lasts before a test request. */
@@ -53,7 +53,7 @@ export function callbackUrlPolicy(settings: Partial<CallbackUrlSettings> = {}): 
 }
 
 /** The endpoint-down rule (docs/design.md#other-breakers-in-the-library). */
-export interface EndpointDownSettings {
+interface EndpointDownSettings {
   /** Failures in a row after which the endpoint is considered down. */
   readonly failuresInARow: number;
   /** While down, one attempt every this long. */

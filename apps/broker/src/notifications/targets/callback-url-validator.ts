@@ -3,7 +3,7 @@ import { ValidationProblem } from '../../common/problem';
 import { BROKER_CONFIG, type BrokerConfig } from '../../config';
 import { callbackUrlProblem } from './target-policy';
 
-export const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows loopback and private addresses, for development';
+const PRIVATE_TARGETS_HINT = 'WEBHOOK_ALLOW_PRIVATE_TARGETS=true allows loopback and private addresses, for development';
 
 /**
  * The registration check of callback URLs (a session's `callbackUrl`, an account's default), with the

@@ -11,14 +11,14 @@ import type { LookupFunction } from 'node:net';
 
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
-export interface TargetRules {
+interface TargetRules {
   /** Development and tests: loopback and private targets allowed. */
   readonly allowPrivateTargets: boolean;
   /** Lowest port allowed besides 80 and 443 (WEBHOOK_MIN_PORT, default 1024): no probing of well-known services. */
   readonly minPort?: number;
 }
 
-export const DEFAULT_MIN_CALLBACK_PORT = 1024;
+const DEFAULT_MIN_CALLBACK_PORT = 1024;
 
 /** Names under these are never public (RFC 6761, RFC 6762, RFC 8375, ICANN's `.internal`, common LAN suffixes). */
 const SPECIAL_USE_SUFFIXES = [
@@ -64,7 +64,7 @@ const IPV4_RANGES = IPV4_BLOCKS.map(([cidr, reason]) => {
 });
 
 /** A dotted-quad IPv4 address as a 32-bit number, or null. Only the canonical form: the URL parser has normalised the rest. */
-export function parseIPv4(text: string): number | null {
+function parseIPv4(text: string): number | null {
   const parts = text.split('.');
   if (parts.length !== 4) return null;
   let value = 0;
@@ -189,7 +189,7 @@ export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 export const systemResolver: Resolver = (hostname) => dns.lookup(hostname, { all: true });
 
 /** A connection refused because the target is not public; the message says which address and why. */
-export class ForbiddenTargetError extends Error {
+class ForbiddenTargetError extends Error {
   override name = 'ForbiddenTargetError';
   readonly code = 'ERR_WEBHOOK_FORBIDDEN_TARGET';
 }

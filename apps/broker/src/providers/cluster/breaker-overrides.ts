@@ -21,7 +21,7 @@ import { BREAKER_OVERRIDE_CHANNEL, ProviderStateRepository } from '../provider-s
 import { BreakerLeadership } from './breaker-leadership';
 
 /** How long a request waits for a leader to take it; also the most a leader takes one late (by the database's clock). */
-export const OVERRIDE_WAIT_MS = 5_000;
+const OVERRIDE_WAIT_MS = 5_000;
 /** After the leader took it, how long its transition may take to be recorded. */
 const RECORD_WAIT_MS = 5_000;
 /** How long this replica's breaker may take to adopt the recorded transition (every replica does within a second). */
@@ -29,7 +29,7 @@ const ADOPT_WAIT_MS = 2_000;
 const POLL_MS = 50;
 
 /** The scheduler of the waits, if not `asyncScheduler` (nothing provides it in the app). */
-export const OVERRIDE_SCHEDULER = Symbol('OVERRIDE_SCHEDULER');
+const OVERRIDE_SCHEDULER = Symbol('OVERRIDE_SCHEDULER');
 
 @Injectable()
 export class BreakerOverrides implements OnApplicationBootstrap, OnApplicationShutdown {

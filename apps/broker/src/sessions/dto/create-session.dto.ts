@@ -23,12 +23,12 @@ import type { Channel } from '../../numbers/proxy-number.entity';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
-export const MAX_METADATA_BYTES = 4096;
-export const MIN_IDLE_TTL_SECONDS = 60;
+const MAX_METADATA_BYTES = 4096;
+const MIN_IDLE_TTL_SECONDS = 60;
 /** As Twilio Proxy's UniqueName. */
 export const MAX_UNIQUE_NAME_LENGTH = 191;
-export const CHANNELS: readonly Channel[] = ['voice', 'sms'];
-export type NumberSelection = 'any' | 'prefer-sticky';
+const CHANNELS: readonly Channel[] = ['voice', 'sms'];
+type NumberSelection = 'any' | 'prefer-sticky';
 
 /** A session's channels in the one spelling it keeps: voice before sms, each once. */
 export function sessionChannels(body: Pick<CreateSessionDto, 'channel' | 'channels'>): Channel[] {
@@ -82,7 +82,7 @@ function SmallJsonObject(): PropertyDecorator {
 }
 
 /** Why `value` cannot be a session's `channels` beside `channel`, or null when it can. */
-export function channelsProblem(value: unknown, channel: unknown): string | null {
+function channelsProblem(value: unknown, channel: unknown): string | null {
   if (value === undefined) return channel === undefined ? 'channels must be given: voice, sms or both (or the older channel)' : null;
   if (!Array.isArray(value) || value.length === 0) return 'channels must be a non-empty list of voice and sms';
   if (value.some((c) => !CHANNELS.includes(c as Channel))) return 'each of channels must be voice or sms';

@@ -6,7 +6,7 @@ import { expiredReasonOf } from '../session-expiry';
 import type { ExpiredReason, Session } from '../session.entity';
 import { MAX_UNIQUE_NAME_LENGTH } from './create-session.dto';
 
-export type PublicSessionStatus = 'active' | 'closed' | 'expired';
+type PublicSessionStatus = 'active' | 'closed' | 'expired';
 
 export class SessionParticipantDto {
   @ApiProperty({ example: '+2348030000001' })

@@ -81,7 +81,7 @@ export function interceptParams(context: CallbackContext, interaction: Intercept
 }
 
 /** What the broker's `interaction.out_of_session` event says of a text or call no session took. */
-export interface OutOfSessionInbound {
+interface OutOfSessionInbound {
   readonly channel: Channel;
   readonly from: string;
   readonly proxyNumber: string;

@@ -22,7 +22,7 @@ export interface CallbackContext {
 }
 
 /** A Service whose pool holds a number, and where its out-of-session callbacks go. */
-export interface NumberService {
+interface NumberService {
   readonly serviceId: string;
   readonly accountId: string;
   readonly outOfSessionCallbackUrl: string | null;

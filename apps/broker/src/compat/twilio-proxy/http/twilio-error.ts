@@ -12,7 +12,7 @@ import { isDatabaseUnavailable } from '../../../common/problem/database-unavaila
 import { redactUrl } from '../../../logging/redact';
 import { requestIdOf } from '../../../logging/request-id';
 
-export interface TwilioErrorBody {
+interface TwilioErrorBody {
   code: number;
   message: string;
   more_info: string;

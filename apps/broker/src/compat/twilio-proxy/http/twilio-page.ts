@@ -19,7 +19,7 @@ export interface PageRequest {
   readonly after?: PageCursor;
 }
 
-export interface PageMeta {
+interface PageMeta {
   page: number;
   page_size: number;
   first_page_url: string;

@@ -15,7 +15,7 @@ import { ProxyServiceRepository, type ServiceFields } from './proxy-service.repo
 const GEO_MATCH_LEVELS = ['area-code', 'overlay', 'radius', 'country'] as const;
 const SELECTIONS: readonly NumberSelectionBehavior[] = ['prefer-sticky', 'avoid-sticky'];
 /** Twilio's limit for a UniqueName. */
-export const MAX_UNIQUE_NAME = 191;
+const MAX_UNIQUE_NAME = 191;
 
 /** An account's Twilio Proxy Services: what the Services routes do. */
 @Injectable()

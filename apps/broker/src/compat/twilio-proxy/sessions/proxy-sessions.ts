@@ -53,7 +53,7 @@ import { MODES, firstDeadline, idleTtlOf, modeChannels, sessionState } from './s
 import { timeOrderedUuid } from './time-ordered-id';
 
 /** What a participant is added with (a Participants create, or one entry of a Session create's `Participants`). */
-export interface ParticipantInput {
+interface ParticipantInput {
   readonly identifier: string;
   readonly friendlyName?: string;
   readonly proxyIdentifier?: string;

@@ -27,9 +27,9 @@ export function firstDeadline(session: Pick<ProxySession, 'ttl' | 'dateExpiry' |
   return new Date(Math.min(session.expiresAt.getTime(), session.createdAt.getTime() + idle * 1000));
 }
 
-export type ProxyStatus = 'open' | 'in-progress' | 'closed';
+type ProxyStatus = 'open' | 'in-progress' | 'closed';
 
-export interface SessionState {
+interface SessionState {
   readonly status: ProxyStatus;
   readonly closedReason: string | null;
   readonly endedAt: Date | null;
