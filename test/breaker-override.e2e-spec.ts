@@ -28,6 +28,7 @@ interface ProviderView {
   reason: string;
   forcedBy: string | null;
   consecutiveFailures: number;
+  windowCalls: number;
   healthPasses: number;
   lastError: string | null;
 }
@@ -175,7 +176,16 @@ describe('forcing a breaker, three replicas', () => {
     expect(res.body).toMatchObject({ state: 'CLOSED', forcedBy: 'admin', reason: 'vendor confirmed the fix', consecutiveFailures: 0 });
     await onEvery((p) => p.state === 'CLOSED' && p.forcedBy === 'admin');
     for (const replica of replicas) expect(await metric(replica, 'cpaas_breaker_forced{provider="primary"}')).toBe(1);
+    const counted = await Promise.all(replicas.map(primaryOn));
     expect((await createSession(replicas[2].url, sessionBody(freshPair())).expect(201)).body.provider).toBe('primary');
+    // Every replica counts that success before the failures begin: it reaches the other two in a batch
+    // (BREAKER_OUTCOME_BATCH_MS), and a success counted after a replica's own first failure would end its run
+    // of failures there (a loaded machine's whole-suite run saw one replica stop at 3).
+    await eventually(
+      async () => (await Promise.all(replicas.map(primaryOn))).every((p, i) => p.windowCalls > counted[i].windowCalls),
+      300,
+      50,
+    );
 
     // From there, the rules: 4 failures in a row (over the three replicas) keep it CLOSED, the 5th opens it.
     await setFault(sim.url, 'primary', { mode: 'down' });
