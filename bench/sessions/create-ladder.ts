@@ -3,7 +3,7 @@
  * step further along the same path, on the same broker, in the same run: the CPU each process spends
  * per request (from /proc) at the same concurrency. Differences between rungs are each step's cost:
  *
- *   http          GET /health (liveness): the HTTP server, Express, Nest's router and pino-http, a constant answer
+ *   http          GET /health (liveness): the HTTP server, Express, Nest's router and the request log middleware, a constant answer
  *   auth          POST /v1/sessions with an unknown API key: + body parsing, the API-key guard, a 401 problem
  *   validation    the right key, a body that fails validation: + the rate limiter, the DTO's validation, a 400 problem
  *   destinations  a valid body whose participants the account may not reach: + the destination check (one

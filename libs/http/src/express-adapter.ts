@@ -5,7 +5,7 @@
  * Why: Express 5 changes the prototype of every request and response it handles
  * (`Object.setPrototypeOf(req, app.request)` in `app.handle`), and V8 keeps an object whose prototype
  * was changed, with everything it references, alive through scavenges until the next full
- * collection. So each request's whole graph (the request, the response, pino-http's child logger,
+ * collection. So each request's whole graph (the request, the response, the request's child logger,
  * the router's closures, what the handler hung on them) was promoted to the old generation, and
  * the old generation filled up in every burst (measured under `--trace-gc-nvp`, one connection, one
  * request at a time: about 20 KB promoted per create and 8.7 KB per 404 before; about none after, as

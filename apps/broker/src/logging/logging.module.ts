@@ -1,59 +1,49 @@
 import { Global, Inject, Module, RequestMethod, type DynamicModule, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DestinationStream } from 'pino';
-import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
+import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 import type { BrokerConfig } from '../config';
 import { AppLogger } from './app-logger';
 import { redactRequest, serializeError } from './redact';
 import { prettyStream } from './pretty-stream';
+import { requestLog } from './request-log';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const HTTP_LOGGER = Symbol('HTTP_LOGGER');
+const PINO = Symbol('PINO');
 
 /**
  * Structured logs (pino): JSON lines, or readable lines (LOG_FORMAT=pretty). Each request carries an id,
- * taken from `x-request-id` or made, echoed in the response, and ends with one completion line (pino-http).
+ * taken from `x-request-id` or made, echoed in the response, and ends with one completion line (request-log.ts).
  * Nest's `Logger` writes through the same pino logger (`AppLogger`). `destination` replaces stdout (tests).
  */
 @Global()
 @Module({})
 export class LoggingModule implements NestModule {
-  constructor(@Inject(HTTP_LOGGER) private readonly httpLogger: HttpLogger) {}
+  constructor(@Inject(PINO) private readonly logger: Logger) {}
 
   static forRoot(config: Pick<BrokerConfig, 'logLevel' | 'logFormat'>, destination?: DestinationStream): DynamicModule {
-    const options: Options = {
+    const options = {
       level: config.logLevel,
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      // Health polls would drown the log.
-      autoLogging: { ignore: (req: IncomingMessage) => /^\/health|^\/metrics|^\/v1\/health\/cpaas$/.test(req.url ?? '') },
       redact: ['req.headers.authorization', 'req.headers["x-admin-token"]', 'req.headers.cookie'],
-      // A key sent in the query string, and the parameters of a failed SQL statement, stay out of the log.
+      // A request as the standard serializer maps it, then redacted: a key sent in the query string, and the
+      // parameters of a failed SQL statement, stay out of the log.
       serializers: {
-        req: redactRequest,
-        err: serializeError,
+        req: stdSerializers.wrapRequestSerializer(redactRequest as never),
+        res: stdSerializers.wrapResponseSerializer((res) => res),
+        err: stdSerializers.wrapErrorSerializer(serializeError as never),
       },
-      customLogLevel: (_req: IncomingMessage, res: ServerResponse, err?: Error) =>
-        err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     };
-    const httpLogger = config.logFormat === 'pretty' ? pinoHttp(options, prettyStream(destination)) : pinoHttp(options, destination);
+    const stream = config.logFormat === 'pretty' ? prettyStream(destination) : destination;
+    const logger = stream ? pino(options, stream) : pino(options);
     return {
       module: LoggingModule,
       providers: [
-        { provide: HTTP_LOGGER, useValue: httpLogger },
-        { provide: AppLogger, useValue: new AppLogger(httpLogger.logger) },
+        { provide: PINO, useValue: logger },
+        { provide: AppLogger, useValue: new AppLogger(logger) },
       ],
       exports: [AppLogger],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    // Every path, any method, 404s included (the routes nestjs-pino's LoggerModule used to log).
-    consumer.apply(this.httpLogger).forRoutes({ path: '{/*splat}', method: RequestMethod.ALL });
+    // Every path, any method, 404s included.
+    consumer.apply(requestLog(this.logger)).forRoutes({ path: '{/*splat}', method: RequestMethod.ALL });
   }
 }

@@ -23,7 +23,7 @@ describe('serializeError', () => {
     expect(logged).toContain('22021');
     expect(logged).not.toContain('+2348030000001');
     expect(logged).not.toContain('metadata');
-    // As pino-http hands it over: its own serialization, the original error as `raw`.
+    // As pino's wrapErrorSerializer hands it over: its own serialization, the original error as `raw`.
     const wrapped = JSON.stringify(serializeError(stdSerializers.err(error)));
     expect(wrapped).toContain('22021');
     expect(wrapped).not.toContain('+2348030000001');

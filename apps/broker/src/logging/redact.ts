@@ -70,7 +70,7 @@ function redactHeaders(headers: Record<string, unknown> | undefined): Record<str
 }
 
 /**
- * A request as pino-http serializes it, with its URL and headers redacted. Express's parsed `query` is left
+ * A request as pino's standard serializer maps it, with its URL and headers redacted. Express's parsed `query` is left
  * out: it repeats the URL's parameters, unredacted.
  */
 export function redactRequest(req: { url?: string; query?: unknown; headers?: Record<string, unknown> }): Record<string, unknown> {
@@ -91,7 +91,7 @@ function safeDecode(text: string): string {
  * the statement's `parameters` and the driver error's `detail` (which quotes values); neither is kept.
  */
 export function serializeError(value: unknown): Record<string, unknown> {
-  // pino-http hands over pino's own serialization of the error, with the original as `raw`.
+  // pino's error serializer (wrapErrorSerializer) hands over its own serialization, with the original as `raw`.
   const error = value instanceof Error ? value : (value as { raw?: unknown } | null)?.raw;
   if (!(error instanceof Error)) return { message: typeof value === 'string' ? value : 'non-error value thrown' };
   const { code, errorId } = error as Error & { code?: unknown; errorId?: unknown };

@@ -1,5 +1,5 @@
 /**
- * What a request leaves in the log, through the real pino-http middleware, exception filter and Nest
+ * What a request leaves in the log, through the real request middleware (request-log.ts), exception filter and Nest
  * logger, written to a captured destination instead of stdout: its id (taken or made, echoed), its
  * completion line, and any error line it caused naming it (`reqId`).
  */
