@@ -131,8 +131,11 @@ export async function candidateScaling(options: ScalingOptions) {
         // In slices, so one statement's memory stays bounded at a million.
         for (let from = total; from < target; from += 100_000)
           await client.query(BULK, [accountId, from, Math.min(target, from + 100_000)]);
-        await client.query('VACUUM ANALYZE sessions, session_participants');
+        // The fold first: it empties the load changes the bulk wrote (a million rows at the top), and the vacuum then
+        // clears them, as autovacuum does on a live system, whose folds every POOL_USAGE_REFRESH_MS remove a few
+        // hundred rows at a time. Measured before the vacuum, every later read walked the million dead rows.
         await repository.poolUsage(JOB_LOCKS.poolUsageFold);
+        await client.query('VACUUM ANALYZE sessions, session_participants, proxy_number_load_changes, proxy_number_loads');
         total = target;
       }
       const createRounds: number[] = [];

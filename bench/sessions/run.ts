@@ -32,17 +32,29 @@
  *          broker, the reservation and the pool-usage refresh at each count of active sessions; candidate-scaling.ts)
  *        npm run bench:sessions -- --quiet --rate=100   (only: bursts after 1 s and 30 s of quiet, this pool against
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
- *        npm run bench:sessions -- --profile   (also: the broker's CPU profile in reports/profiles/)
+ *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
+ *          built in DIR, rounds interleaved: each change to the create path measured A/B in one run; against.ts)
+ *        npm run bench:sessions -- --profile   (also: both brokers' CPU profiles in reports/profiles/)
  */
+import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { systemClock } from '@app/clock';
 import { EventOutbox } from '../../apps/broker/src/notifications';
-import { activateWithEvent, RESERVE_SQL, sessionCreated, type Session } from '../../apps/broker/src/sessions';
+import type { DataSource } from 'typeorm';
+import {
+  activateWithEvent,
+  RESERVE_SQL,
+  SessionReservationRepository,
+  sessionCreated,
+  type ReservationInput,
+  type Session,
+} from '../../apps/broker/src/sessions';
 import { candidateScaling } from './candidate-scaling';
+import { against } from './against';
 import { createLadder } from './create-ladder';
 import { floors } from './floors';
-import { startDirectBroker, type DirectBroker } from './direct-provider';
+import { DIRECT_PROVIDER, startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
@@ -136,6 +148,55 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
   const runner = { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows };
   if (!(await activateWithEvent(runner, outbox, session, sessionCreated(session), (message) => console.warn(message))))
     throw new Error('activation changed nothing');
+}
+
+/**
+ * The one statement the broker sends for a create on a provider that keeps no sessions (SessionReservationRepository's
+ * `create`: reservation, active session, its `session.created` event, one commit), run by the broker's own repository
+ * on a bare client: the thin client of `brokerCpuVsFloor`'s floor on the no-provider-call path.
+ */
+async function brokerCreateStatement(client: Client, accountId: string): Promise<void> {
+  const repository = new SessionReservationRepository(
+    { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows } as unknown as DataSource,
+    outbox,
+  );
+  const participants = freshPair();
+  const now = new Date();
+  const sessionId = randomUUID();
+  const input: ReservationInput = {
+    sessionId,
+    accountId,
+    provider: DIRECT_PROVIDER,
+    channels: ['sms'],
+    sortedNumbers: [...participants].sort(),
+    participants,
+    loadOrder: [],
+    ttlSeconds: 3600,
+    callbackUrl: null,
+    metadata: {},
+    idempotencyKey: null,
+    participantLimit: 1000,
+    quarantineSeconds: 86_400,
+    now,
+  };
+  const expiresAt = new Date(now.getTime() + 3600_000);
+  const draft = {
+    id: sessionId,
+    accountId,
+    channels: ['sms'],
+    status: 'active',
+    provider: DIRECT_PROVIDER,
+    proxyNumber: '',
+    participants,
+    bindingId: null,
+    callbackUrl: null,
+    metadata: {},
+    createdAt: now,
+    expiresAt,
+    inactiveAt: expiresAt,
+  } as unknown as Session;
+  const result = await repository.create(input, sessionCreated(draft));
+  if (!result.reserved) throw new Error('the one-statement create reserved nothing');
 }
 
 interface Phase {
@@ -233,6 +294,30 @@ async function main(): Promise<void> {
       async (c) => (await c.query<{ account_id: string }>('SELECT account_id FROM api_keys LIMIT 1')).rows[0].account_id,
     );
 
+    const againstDir = process.argv.find((a) => a.startsWith('--against='))?.slice(10);
+    if (againstDir) {
+      const postmaster = await withClient(db.url, async (c) =>
+        parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
+      );
+      const figures = await against({
+        databaseUrl: db.url,
+        simUrl: sim.url,
+        simPid: sim.child.pid!,
+        env: brokerEnv,
+        against: againstDir,
+        headers: CREATE_HEADERS,
+        body: createBody,
+        warm: numberArg('warmup', 2000),
+        rounds: numberArg('rounds', 6),
+        amount: numberArg('amount', 1500),
+        connections: CONNECTIONS,
+        reset: () => resetSessions(db.url),
+        postgresCpu: () => postgresCpuMs(postmaster),
+      });
+      console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
+      return;
+    }
+
     if (process.argv.includes('--scaling')) {
       await resetSessions(db.url);
       assertAllCreated(await brokerPhase(broker.url, WARMUP), WARMUP);
@@ -317,11 +402,12 @@ async function main(): Promise<void> {
       return;
     }
     // The same build with a provider that keeps no sessions (Twilio, docs/design.md): a create that asks no vendor.
-    direct = await startDirectBroker(db.url, sim.url, brokerEnv, NUMBERS);
+    direct = await startDirectBroker(db.url, sim.url, brokerEnv, NUMBERS, profile);
     const directBroker = direct.broker;
     assertAllCreated(await brokerPhase(directBroker.url, WARMUP), WARMUP);
     await sqlPhase(db.url, accountId, WARMUP);
     await sqlPhase(db.url, accountId, WARMUP, brokerStatements);
+    await sqlPhase(db.url, accountId, WARMUP, brokerCreateStatement);
 
     const postmaster = await withClient(db.url, async (c) =>
       parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
@@ -333,14 +419,16 @@ async function main(): Promise<void> {
         postgres: () => postgresCpuMs(postmaster),
         loadGenerator: ownCpuMs,
       });
-    const cpu: Record<'broker' | 'sql' | 'statements' | 'noProviderCall', Array<Record<string, number>>> = {
+    const cpu: Record<'broker' | 'sql' | 'statements' | 'createStatement' | 'noProviderCall', Array<Record<string, number>>> = {
       broker: [],
       sql: [],
       statements: [],
+      createStatement: [],
       noProviderCall: [],
     };
     const sql: Phase[] = [];
     const statements: Phase[] = [];
+    const createStatement: Phase[] = [];
     const http: Phase[] = [];
     const noCall: Phase[] = [];
     const seen: Array<{ report: ReturnType<typeof phaseReport>; meanMs: number }> = [];
@@ -360,6 +448,13 @@ async function main(): Promise<void> {
         statements.push(await sqlPhase(db.url, accountId, AMOUNT, brokerStatements));
         cpu.statements.push(used(AMOUNT));
         if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-statements phase: session count mismatch');
+      },
+      async () => {
+        await resetSessions(db.url);
+        const used = meter();
+        createStatement.push(await sqlPhase(db.url, accountId, AMOUNT, brokerCreateStatement));
+        cpu.createStatement.push(used(AMOUNT));
+        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-create-statement phase: session count mismatch');
       },
       async () => {
         await resetSessions(db.url);
@@ -486,10 +581,25 @@ async function main(): Promise<void> {
       rounds: phases.map((p) => round(p.perSecond)),
     });
 
+    // The floor of the broker's own CPU per create (issue #34): a bare node:http 201 plus a thin client sending the
+    // broker's statements (its own code on a bare pg client), each measured in this run. With the bind: the
+    // reservation and the activation; without a provider call: the one create statement.
+    const bareHttpMs = floor.cpuMsPerRequest.http.server;
+    const cpuFloorMs = {
+      withBind: round(bareHttpMs + cpuMedian('statements').loadGenerator, 3),
+      noProviderCall: round(bareHttpMs + cpuMedian('createStatement').loadGenerator, 3),
+    };
+    const brokerCpuVsFloor = ratio(cpuMedian('broker').broker, cpuFloorMs.withBind);
+    const noCallCpuVsFloor = ratio(cpuMedian('noProviderCall').broker, cpuFloorMs.noProviderCall);
+
     console.log(
       JSON.stringify(
         {
           benchmark: 'sessions',
+          noProviderCallVsMinimalSql: ratio(noCallMax, sqlMax),
+          brokerCpuVsFloor,
+          brokerCpuVsFloorNoProviderCall: noCallCpuVsFloor,
+          cpuFloorMsPerCreate: cpuFloorMs,
           connections: CONNECTIONS,
           sessionsPerPhase: AMOUNT,
           rounds: ROUNDS,
@@ -497,6 +607,7 @@ async function main(): Promise<void> {
           broker: summary(http),
           sqlMinimal: summary(sql),
           brokerStatementsOnly: summary(statements),
+          brokerCreateStatementOnly: summary(createStatement),
           ratio: ratio(brokerMax, sqlMax),
           // Each round's phases are adjacent in time: their ratio cancels the machine's slow drifts.
           ratioPerRound: http.map((p, i) => ratio(p.perSecond, sql[i].perSecond)),
@@ -506,8 +617,14 @@ async function main(): Promise<void> {
           ownStatementsVsMinimal: ratio(statementsMax, sqlMax),
           // CPU ms per create by process, medians of rounds: on 2 shared cores this bounds the rate.
           cpuMsPerCreate: Object.fromEntries(
-            (['broker', 'noProviderCall', 'sql', 'statements'] as const).map((phase) => [
-              { broker: 'broker', noProviderCall: 'brokerNoProviderCall', sql: 'sqlMinimal', statements: 'brokerStatementsOnly' }[phase],
+            (['broker', 'noProviderCall', 'sql', 'statements', 'createStatement'] as const).map((phase) => [
+              {
+                broker: 'broker',
+                noProviderCall: 'brokerNoProviderCall',
+                sql: 'sqlMinimal',
+                statements: 'brokerStatementsOnly',
+                createStatement: 'brokerCreateStatementOnly',
+              }[phase],
               cpuMedian(phase),
             ]),
           ),
@@ -545,6 +662,8 @@ async function main(): Promise<void> {
             'burst after 30 s quiet: first-second p99 <= 2 x after 1 s': quietRatio30 <= 2,
             'broker >= 0.5 x minimal SQL': brokerMax / sqlMax >= 0.5,
             'broker without provider call >= 0.5 x minimal SQL': noCallMax / sqlMax >= 0.5,
+            'broker CPU per create <= 2 x its floor': brokerCpuVsFloor <= 2,
+            'broker CPU per create without a provider call <= 2 x its floor': noCallCpuVsFloor <= 2,
           },
           load: loadavg().map((l) => round(l, 2)),
           postgres: db.describe,
