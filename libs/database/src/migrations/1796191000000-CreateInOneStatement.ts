@@ -43,7 +43,7 @@ export class CreateInOneStatement1796191000000 implements MigrationInterface {
 }
 
 /** NumberQuarantine's function, with the session's id (`p_session_id`) and status (`p_status`) written as given. */
-const RESERVE_FUNCTION = `CREATE FUNCTION "broker_reserve_session"(
+export const RESERVE_FUNCTION = `CREATE FUNCTION "broker_reserve_session"(
    p_provider text, p_channels text[], p_numbers text[], p_load_order uuid[], p_account_id uuid, p_participants text[],
    p_callback_url text, p_metadata jsonb, p_ttl_seconds double precision, p_idempotency_key text, p_participant_limit integer,
    p_now timestamptz, p_idle_ttl_seconds integer, p_unique_name text, p_intercept_url text, p_sticky boolean,

@@ -28,6 +28,7 @@ import { CreateInOneStatement1796191000000 } from './1796191000000-CreateInOneSt
 import { PoolUsageCounts1796192000000 } from './1796192000000-PoolUsageCounts';
 import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides';
 import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
+import { LoadRankByPosition1796202000000 } from './1796202000000-LoadRankByPosition';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -59,4 +60,5 @@ export const MIGRATIONS: Function[] = [
   PoolUsageCounts1796192000000,
   BreakerOverrides1796200000000,
   WebhookEventTextRetention1796201000000,
+  LoadRankByPosition1796202000000,
 ];
