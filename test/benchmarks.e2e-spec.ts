@@ -67,7 +67,7 @@ describe('benchmarks from a fresh clone, shortest mode', () => {
     [
       'sessions',
       ['--amount=100', '--rounds=1', '--warmup=50', '--quiets=1', '--burst-seconds=1', '--numbers=20', '--connections=4'],
-      'rounds',
+      'brokerCpuVsFloor',
     ],
   ])('npm run bench:%s -- %j exits 0 with its JSON result', async (name, args, field) => {
     const finished = await run('npm', ['run', '--silent', `bench:${name}`, '--', ...args]);

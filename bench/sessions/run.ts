@@ -155,7 +155,13 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
  * `create`: reservation, active session, its `session.created` event, one commit), run by the broker's own repository
  * on a bare client: the thin client of `brokerCpuVsFloor`'s floor on the no-provider-call path.
  */
+/** The direct provider's numbers as the broker's load order names them (all idle: by number), read once per run. */
+let directLoadOrder: string[] | undefined;
+
 async function brokerCreateStatement(client: Client, accountId: string): Promise<void> {
+  directLoadOrder ??= (
+    await client.query<{ id: string }>(`SELECT id FROM proxy_numbers WHERE provider = $1 ORDER BY number`, [DIRECT_PROVIDER])
+  ).rows.map((r) => r.id);
   const repository = new SessionReservationRepository(
     { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows } as unknown as DataSource,
     outbox,
@@ -170,7 +176,8 @@ async function brokerCreateStatement(client: Client, accountId: string): Promise
     channels: ['sms'],
     sortedNumbers: [...participants].sort(),
     participants,
-    loadOrder: [],
+    // As the broker sends it: every pool number, least loaded first.
+    loadOrder: directLoadOrder,
     ttlSeconds: 3600,
     callbackUrl: null,
     metadata: {},
