@@ -158,14 +158,21 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
 /** The direct provider's numbers as the broker's load order names them (all idle: by number), read once per run. */
 let directLoadOrder: string[] | undefined;
 
+/** One repository per client, made on its first create: the floor's thin client does no set-up per create. */
+const repositories = new WeakMap<Client, SessionReservationRepository>();
+
 async function brokerCreateStatement(client: Client, accountId: string): Promise<void> {
   directLoadOrder ??= (
     await client.query<{ id: string }>(`SELECT id FROM proxy_numbers WHERE provider = $1 ORDER BY number`, [DIRECT_PROVIDER])
   ).rows.map((r) => r.id);
-  const repository = new SessionReservationRepository(
-    { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows } as unknown as DataSource,
-    outbox,
-  );
+  let repository = repositories.get(client);
+  if (!repository) {
+    repository = new SessionReservationRepository(
+      { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows } as unknown as DataSource,
+      outbox,
+    );
+    repositories.set(client, repository);
+  }
   const participants = freshPair();
   const now = new Date();
   const sessionId = randomUUID();
@@ -441,28 +448,18 @@ async function main(): Promise<void> {
     const seen: Array<{ report: ReturnType<typeof phaseReport>; meanMs: number }> = [];
     const seenNoCall: Array<ReturnType<typeof phaseReport>> = [];
     const vendorRequestsDuringCreates: number[] = [];
+    /** A phase of SQL sent straight from this process: its rate, and each process's CPU per allocation. */
+    const sqlContender = (name: string, phases: Phase[], cpuOf: Array<Record<string, number>>, allocate: Allocation) => async () => {
+      await resetSessions(db.url);
+      const used = meter();
+      phases.push(await sqlPhase(db.url, accountId, AMOUNT, allocate));
+      cpuOf.push(used(AMOUNT));
+      if ((await sessionCount(db.url)) !== AMOUNT) throw new Error(`${name} phase: session count mismatch`);
+    };
     const contenders: Array<() => Promise<void>> = [
-      async () => {
-        await resetSessions(db.url);
-        const used = meter();
-        sql.push(await sqlPhase(db.url, accountId, AMOUNT));
-        cpu.sql.push(used(AMOUNT));
-        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('SQL phase: session count mismatch');
-      },
-      async () => {
-        await resetSessions(db.url);
-        const used = meter();
-        statements.push(await sqlPhase(db.url, accountId, AMOUNT, brokerStatements));
-        cpu.statements.push(used(AMOUNT));
-        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-statements phase: session count mismatch');
-      },
-      async () => {
-        await resetSessions(db.url);
-        const used = meter();
-        createStatement.push(await sqlPhase(db.url, accountId, AMOUNT, brokerCreateStatement));
-        cpu.createStatement.push(used(AMOUNT));
-        if ((await sessionCount(db.url)) !== AMOUNT) throw new Error('broker-create-statement phase: session count mismatch');
-      },
+      sqlContender('SQL', sql, cpu.sql, minimalAllocation),
+      sqlContender('broker-statements', statements, cpu.statements, brokerStatements),
+      sqlContender('broker-create-statement', createStatement, cpu.createStatement, brokerCreateStatement),
       async () => {
         await resetSessions(db.url);
         const before = await scrape(broker.url);
