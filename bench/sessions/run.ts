@@ -183,7 +183,7 @@ async function brokerCreateStatement(client: Client, accountId: string): Promise
     channels: ['sms'],
     sortedNumbers: [...participants].sort(),
     participants,
-    // As the broker sends it: every pool number, least loaded first.
+    // As the broker sends it: the provider's numbers, least loaded first.
     loadOrder: directLoadOrder,
     ttlSeconds: 3600,
     callbackUrl: null,

@@ -109,3 +109,42 @@ describe('PoolUsage: its schedule', () => {
     await usage.onApplicationShutdown();
   });
 });
+
+describe('PoolUsage: the load order, per provider', () => {
+  const rows: PoolUsageRows = {
+    numbers: [],
+    perNumber: [
+      { provider: 'primary', proxy_number_id: 'p1', active: 3 },
+      { provider: 'failover', proxy_number_id: 'f1', active: 0 },
+      { provider: 'primary', proxy_number_id: 'p2', active: 1 },
+      { provider: 'failover', proxy_number_id: 'f2', active: 2 },
+      { provider: 'primary', proxy_number_id: 'p3', active: 1 },
+    ],
+    perChannels: [],
+  };
+  const repository = { poolUsage: async () => rows, foldPoolLoad: async () => undefined } as unknown as ProxyNumberRepository;
+  const config = {
+    sessions: { poolUsageRefreshMs: 5_000, sweepIntervalMs: 10_000, numberQuarantineSeconds: 0 },
+  } as unknown as BrokerConfig;
+
+  it('names only the provider’s numbers, least loaded first, in the order one sort of every count gives them', async () => {
+    const usage = new PoolUsage(repository, config);
+    await usage.refresh();
+    expect(usage.loadOrder('primary')).toEqual(['p2', 'p3', 'p1']);
+    expect(usage.loadOrder('failover')).toEqual(['f1', 'f2']);
+    expect(usage.loadOrder('nigeria')).toEqual([]);
+  });
+
+  it('moves a reserved number within its provider’s order only, and starts an order for a provider it had not read', async () => {
+    const usage = new PoolUsage(repository, config);
+    await usage.refresh();
+    usage.noteReserved('primary', 'p2');
+    usage.noteReserved('nigeria', 'n1');
+    expect(usage.loadOrder('primary')).toEqual(['p3', 'p2', 'p1']);
+    expect(usage.loadOrder('failover')).toEqual(['f1', 'f2']);
+    expect(usage.loadOrder('nigeria')).toEqual(['n1']);
+    await usage.refresh();
+    expect(usage.loadOrder('primary')).toEqual(['p2', 'p3', 'p1']);
+    expect(usage.loadOrder('nigeria')).toEqual([]);
+  });
+});

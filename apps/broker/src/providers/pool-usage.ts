@@ -26,8 +26,13 @@ export interface ProviderPoolUsage {
 export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(PoolUsage.name);
   private usage = new Map<string, ProviderPoolUsage>();
-  /** Active sessions per proxy number id, as of the last read plus this replica's reservations since. */
-  private load = new LoadOrder();
+  /**
+   * Active sessions per proxy number id, by provider, as of the last read plus this replica's reservations since. Kept
+   * apart per provider: a reservation ranks only its provider's numbers, and each number of the pool is compared with
+   * the load order it is sent (broker_reserve_session's `array_position`), so another provider's ids there cost every
+   * create without ever matching.
+   */
+  private load = new Map<string, LoadOrder>();
   private timer: NodeJS.Timeout | null = null;
   private refreshing: Promise<void> | null = null;
 
@@ -74,13 +79,15 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
     };
   }
 
-  /** Ids of the numbers carrying sessions, least loaded first; a number not listed carries none. */
-  loadOrder(): string[] {
-    return this.load.ids();
+  /** Ids of the provider's numbers carrying sessions, least loaded first; a number not listed carries none. */
+  loadOrder(provider: string): string[] {
+    return this.load.get(provider)?.ids() ?? [];
   }
 
-  noteReserved(proxyNumberId: string): void {
-    this.load.add(proxyNumberId);
+  noteReserved(provider: string, proxyNumberId: string): void {
+    let order = this.load.get(provider);
+    if (!order) this.load.set(provider, (order = new LoadOrder()));
+    order.add(proxyNumberId);
   }
 
   refresh(): Promise<void> {
@@ -99,9 +106,11 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
         activeSessionsByChannels: {},
         pool: { ...this.empty().pool, total: n.total, enabled: n.enabled, voice: n.voice, sms: n.sms },
       });
-    const loads: Array<[string, number]> = [];
+    const loads = new Map<string, Array<[string, number]>>();
     for (const row of perNumber) {
-      loads.push([row.proxy_number_id, row.active]);
+      const ofProvider = loads.get(row.provider) ?? [];
+      ofProvider.push([row.proxy_number_id, row.active]);
+      loads.set(row.provider, ofProvider);
       const entry = usage.get(row.provider) ?? this.empty();
       usage.set(row.provider, {
         ...entry,
@@ -114,7 +123,7 @@ export class PoolUsage implements OnApplicationBootstrap, OnApplicationShutdown 
       usage.set(row.provider, { ...entry, activeSessionsByChannels: { ...entry.activeSessionsByChannels, [row.channels]: row.active } });
     }
     this.usage = usage;
-    this.load = new LoadOrder(loads);
+    this.load = new Map([...loads].map(([provider, ofProvider]) => [provider, new LoadOrder(ofProvider)]));
   }
 }
 

@@ -266,7 +266,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
         let providerFailed = false;
         for (const candidate of this.registry.rescueCandidates(move.fromProvider)) {
           const provider = candidate.provider.name;
-          const number = await tx.takeNumber(session, provider, this.config.sessions.participantLimit, this.pool.loadOrder(), now);
+          const number = await tx.takeNumber(session, provider, this.config.sessions.participantLimit, this.pool.loadOrder(provider), now);
           if (!number.taken) {
             const outcome = number.overLimit
               ? `participant limit: the account holds ${number.overLimit.held} active sessions with ${number.overLimit.number} on the shared pool (SESSION_PARTICIPANT_LIMIT=${this.config.sessions.participantLimit})`
@@ -310,7 +310,7 @@ export class SessionRescue implements OnApplicationBootstrap, OnApplicationShutd
           await tx.assertLeading(fence);
           const after = async () => {
             this.metrics.sessionRescues.inc({ from: from.provider, to: provider, outcome: 'moved' });
-            this.pool.noteReserved(number.proxyNumberId);
+            this.pool.noteReserved(provider, number.proxyNumberId);
             if (move.fromBindingId) work.unreleased = true;
             this.logger.log(
               { sessionId: session.id, accountId: session.accountId, from: from.provider, to: provider },

@@ -154,7 +154,7 @@ export class SessionAllocator {
       try {
         const written = await write(this.input(request, sessionId, numbers, now));
         if (written instanceof Session) {
-          this.pool.noteReserved(written.proxyNumberId);
+          this.pool.noteReserved(request.provider, written.proxyNumberId);
           return written;
         }
         if (written.overLimit)
@@ -182,7 +182,7 @@ export class SessionAllocator {
       channels: request.channels,
       sortedNumbers: numbers,
       participants: request.participants,
-      loadOrder: this.pool.loadOrder(),
+      loadOrder: this.pool.loadOrder(request.provider),
       ttlSeconds: request.ttlSeconds,
       callbackUrl: request.callbackUrl,
       metadata: request.metadata,

@@ -93,7 +93,7 @@ export interface ReservationInput {
   /** Sorted, so two creates for the same pair take the index entries in the same order. */
   sortedNumbers: string[];
   participants: [string, string];
-  /** Proxy number ids, least loaded first. */
+  /** The provider's proxy number ids, least loaded first (PoolUsage; another provider's ids would match nothing). */
   loadOrder: string[];
   ttlSeconds: number;
   callbackUrl: string | null;

@@ -32,7 +32,7 @@ export interface ProxyReservationInput {
   /** Ranked first when it can take them all (the hold's number); null: none. */
   readonly keepNumberId: string | null;
   readonly selection: NumberSelectionBehavior;
-  /** Proxy number ids, least loaded first (PoolUsage). */
+  /** The provider's proxy number ids, least loaded first (PoolUsage). */
   readonly loadOrder: string[];
   readonly createdAt: Date;
   readonly expiresAt: Date;

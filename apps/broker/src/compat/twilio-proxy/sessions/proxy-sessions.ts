@@ -319,12 +319,13 @@ export class ProxySessions {
       const reservation = await tx.reserve({
         ...this.reservationBase(service, session, now),
         provider: candidate.provider.name,
+        loadOrder: this.pool.loadOrder(candidate.provider.name),
         participants: [identifier],
         onlyNumberId: asked?.id ?? null,
         keepNumberId: null,
       });
       if (reservation) {
-        this.pool.noteReserved(reservation.proxyNumberId);
+        this.pool.noteReserved(candidate.provider.name, reservation.proxyNumberId);
         return;
       }
     }
@@ -359,7 +360,7 @@ export class ProxySessions {
         tried.push(`${provider}: no free number of the Service`);
         continue;
       }
-      this.pool.noteReserved(reservation.proxyNumberId);
+      this.pool.noteReserved(provider, reservation.proxyNumberId);
       let bindingId: string | null = null;
       if (candidate.provider.keepsSessions) {
         const bound = await this.registry.call(provider, 'bind', candidate.probe, (p) =>
@@ -406,7 +407,11 @@ export class ProxySessions {
       return await this.retried(choice.participants, () =>
         this.sessions.transaction(async (tx) => {
           await tx.release(session.id);
-          const reservation = await tx.reserve({ ...this.reservationBase(service, session, this.now()), ...choice });
+          const reservation = await tx.reserve({
+            ...this.reservationBase(service, session, this.now()),
+            ...choice,
+            loadOrder: this.pool.loadOrder(choice.provider),
+          });
           if (!reservation) throw new NoNumberOnProvider();
           return reservation;
         }),
@@ -445,7 +450,6 @@ export class ProxySessions {
       serviceId: service.id,
       channels: modeChannels(session.mode),
       selection: service.numberSelectionBehavior,
-      loadOrder: this.pool.loadOrder(),
       createdAt: session.createdAt,
       expiresAt: session.expiresAt,
       inactiveAt: firstDeadline(session),
