@@ -42,14 +42,7 @@ import { Client } from 'pg';
 import { systemClock } from '@app/clock';
 import { EventOutbox } from '../../apps/broker/src/notifications';
 import type { DataSource } from 'typeorm';
-import {
-  activateWithEvent,
-  RESERVE_SQL,
-  SessionReservationRepository,
-  sessionCreated,
-  type ReservationInput,
-  type Session,
-} from '../../apps/broker/src/sessions';
+import { activateWithEvent, RESERVE_SQL, SessionReservationRepository, sessionCreated, type Session } from '../../apps/broker/src/sessions';
 import { candidateScaling } from './candidate-scaling';
 import { against } from './against';
 import { createLadder } from './create-ladder';
@@ -59,7 +52,7 @@ import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures
 import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
-import { reserveParams } from '../support/reserve-params';
+import { reservationInput, reserveParams } from '../support/reserve-params';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
@@ -176,23 +169,8 @@ async function brokerCreateStatement(client: Client, accountId: string): Promise
   const participants = freshPair();
   const now = new Date();
   const sessionId = randomUUID();
-  const input: ReservationInput = {
-    sessionId,
-    accountId,
-    provider: DIRECT_PROVIDER,
-    channels: ['sms'],
-    sortedNumbers: [...participants].sort(),
-    participants,
-    // As the broker sends it: the provider's numbers, least loaded first.
-    loadOrder: directLoadOrder,
-    ttlSeconds: 3600,
-    callbackUrl: null,
-    metadata: {},
-    idempotencyKey: null,
-    participantLimit: 1000,
-    quarantineSeconds: 86_400,
-    now,
-  };
+  // As the broker sends it: the provider's numbers, least loaded first.
+  const input = reservationInput({ provider: DIRECT_PROVIDER, accountId, participants, loadOrder: directLoadOrder, now, sessionId });
   const expiresAt = new Date(now.getTime() + 3600_000);
   const draft = {
     id: sessionId,

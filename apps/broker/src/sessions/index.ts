@@ -2,4 +2,4 @@
 export { Session, type SessionStatus } from './session.entity';
 export { sessionCreated } from './session-events';
 export { activateWithEvent } from './session.repository';
-export { RESERVE_SQL, SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
+export { RESERVE_SQL, SessionReservationRepository, reservationParameters, type ReservationInput } from './session-reservation.repository';

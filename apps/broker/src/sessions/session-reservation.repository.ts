@@ -146,7 +146,7 @@ export class SessionReservationRepository {
 
   /** Reserves; when nothing was free, says whether the participant limit was why. */
   async reserve(input: ReservationInput): Promise<ReservationResult> {
-    return asResult(await runPrepared<RawReservation[]>(this.dataSource, RESERVE, parameters(input)));
+    return asResult(await runPrepared<RawReservation[]>(this.dataSource, RESERVE, reservationParameters(input)));
   }
 
   /**
@@ -157,7 +157,7 @@ export class SessionReservationRepository {
   async create(input: ReservationInput, event: SessionEventInput): Promise<ReservationResult> {
     const { params } = this.outbox.sessionEventParameters(event);
     const rows = await runPrepared<Array<RawReservation & { delivery_url: string | null }>>(this.dataSource, CREATE, [
-      ...parameters(input),
+      ...reservationParameters(input),
       ...params,
     ]);
     const result = asResult(rows);
@@ -189,8 +189,8 @@ export class SessionReservationRepository {
   }
 }
 
-/** The reservation's parameters, `$1` to `$18`, in the function's order. */
-function parameters(input: ReservationInput): unknown[] {
+/** The reservation's parameters, `$1` to `$18`, in the function's order (RESERVE_SQL's, and the first eighteen of a create). */
+export function reservationParameters(input: ReservationInput): unknown[] {
   return [
     input.provider,
     input.channels,
