@@ -202,6 +202,36 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     expect(await taken(['+2348032222221', '+2348033333334'])).toBe('1');
   });
 
+  // Migration PickInLoadOrder: only the first (the participants' live rows + 1) candidates in order are sorted. The pair's
+  // own live sessions are what the pool rule rules out there (another partner's numbers are held before the pick).
+  it('takes the next number in load order for a pair live on every number before it, up to the last', async () => {
+    const ids: string[] = [];
+    for (let n = 10; n < 22; n++) {
+      const [row] = (await dataSource.query(`INSERT INTO proxy_numbers (provider, number) VALUES ('window', $1) RETURNING id`, [
+        `+234820000${n}`,
+      ])) as Array<{ id: string }>;
+      ids.push(row.id);
+    }
+    // Least loaded first: the reverse of the numbers' order, so the number alone would pick otherwise.
+    const loadOrder = [...ids].reverse();
+    const repository = new SessionReservationRepository(dataSource, outbox);
+    const pair: [string, string] = ['+2348034444440', '+2348035555550'];
+    const picked: Array<string | null> = [];
+    // After k creates the pair is live on the first k numbers in load order: the (k + 1)th is the one free for it.
+    for (let k = 0; k <= ids.length; k++) {
+      const result = await repository.reserve({
+        ...input(),
+        provider: 'window',
+        participants: pair,
+        sortedNumbers: [...pair].sort(),
+        loadOrder,
+        participantLimit: 50,
+      });
+      picked.push(result.reserved?.proxyNumberId ?? null);
+    }
+    expect(picked).toEqual([...loadOrder, null]);
+  });
+
   // Migration CreateInOneStatement: on a provider that keeps no sessions, the reservation, the activation and the event are one.
   describe('broker_create_session', () => {
     /** Creates through the repository in one statement; the event is written before the number is known, as the allocator does. */

@@ -5,8 +5,11 @@ const JOIN = 'LEFT JOIN unnest(p_load_order) WITH ORDINALITY AS lo(number_id, lo
 const JOINED_RANK = 'lo.load_rank, pn.id IS NOT DISTINCT FROM sticky_id AS sticky';
 const POSITION_RANK = 'array_position(p_load_order, pn.id) AS load_rank, pn.id IS NOT DISTINCT FROM sticky_id AS sticky';
 
-function replaced(text: string, from: string, to: string): string {
-  if (!text.includes(from)) throw new Error(`LoadRankByPosition: "${from}" is not in broker_reserve_session`);
+/** broker_reserve_session as this migration writes it (the next one's `down`). */
+export const POSITION_RESERVE_FUNCTION = replaced(replaced(JOINED_RESERVE_FUNCTION, JOIN, ''), JOINED_RANK, POSITION_RANK);
+
+export function replaced(text: string, from: string, to: string): string {
+  if (!text.includes(from)) throw new Error(`migration: "${from}" is not in the function`);
   return text.replace(from, to);
 }
 
@@ -23,7 +26,7 @@ export class LoadRankByPosition1796202000000 implements MigrationInterface {
   name = 'LoadRankByPosition1796202000000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(orReplace(replaced(replaced(JOINED_RESERVE_FUNCTION, JOIN, ''), JOINED_RANK, POSITION_RANK)));
+    await queryRunner.query(orReplace(POSITION_RESERVE_FUNCTION));
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
@@ -31,6 +34,6 @@ export class LoadRankByPosition1796202000000 implements MigrationInterface {
   }
 }
 
-function orReplace(definition: string): string {
+export function orReplace(definition: string): string {
   return replaced(definition, 'CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION');
 }

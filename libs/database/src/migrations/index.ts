@@ -29,6 +29,7 @@ import { PoolUsageCounts1796192000000 } from './1796192000000-PoolUsageCounts';
 import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides';
 import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
 import { LoadRankByPosition1796202000000 } from './1796202000000-LoadRankByPosition';
+import { PickInLoadOrder1796203000000 } from './1796203000000-PickInLoadOrder';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -61,4 +62,5 @@ export const MIGRATIONS: Function[] = [
   BreakerOverrides1796200000000,
   WebhookEventTextRetention1796201000000,
   LoadRankByPosition1796202000000,
+  PickInLoadOrder1796203000000,
 ];
