@@ -11,6 +11,12 @@ const PICK_WINDOW = `        LIMIT (SELECT count(*) + 1 FROM session_participant
 const POOL_RULE = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers))\n      ORDER BY o.sticky';
 const POOL_RULE_IN_ORDER = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers) OFFSET 0)\n      ORDER BY o.sticky';
 
+const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
+  replaced(replaced(JOINED_RESERVE_FUNCTION, SETTINGS, `${SETTINGS} SET enable_nestloop = off\n`), ALL_CANDIDATES, PICK_WINDOW),
+  POOL_RULE,
+  POOL_RULE_IN_ORDER,
+);
+
 /**
  * broker_reserve_session's pick costs what the pool's size asks once, not its square. LoadRankByPosition ranked each
  * of the provider's numbers by `array_position` in the load order (the provider's numbers, least loaded first): a
@@ -41,9 +47,3 @@ export class PickInLoadOrder1796203000000 implements MigrationInterface {
     await queryRunner.query(orReplace(POSITION_RESERVE_FUNCTION));
   }
 }
-
-export const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
-  replaced(replaced(JOINED_RESERVE_FUNCTION, SETTINGS, `${SETTINGS} SET enable_nestloop = off\n`), ALL_CANDIDATES, PICK_WINDOW),
-  POOL_RULE,
-  POOL_RULE_IN_ORDER,
-);
