@@ -6,103 +6,48 @@
  * version (the suite's embedded server has no pg_dump).
  */
 import { jest } from '@jest/globals';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import request from 'supertest';
 import type { TestDatabase } from '@app/testing';
 import { prepareDatabase } from '../apps/broker/src/prepare-database';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
-import { ensureDebianPackage } from './support/debian-package';
-import { eventually, freePort } from './support/processes';
+import { eventually } from './support/processes';
 import { setFault, simInbound } from './support/sim-control';
+import { startSystemPostgres, type SystemPostgres } from './support/system-postgres';
 
 jest.setTimeout(300_000);
-
-const TOOLS = ['initdb', 'postgres', 'pg_dump', 'pg_restore'];
-
-/** The newest /usr/lib/postgresql/<major>/bin that has a server and its dump tools. */
-function systemPostgres(): string | undefined {
-  const base = '/usr/lib/postgresql';
-  const majors = existsSync(base) ? readdirSync(base).filter((v) => /^\d+$/.test(v)) : [];
-  return majors
-    .sort((a, b) => Number(b) - Number(a))
-    .map((major) => join(base, major, 'bin'))
-    .find((bin) => TOOLS.every((tool) => existsSync(join(bin, tool))));
-}
-
-function run(bin: string, args: string[], asPostgres: { uid: number; gid: number } | null = null): void {
-  const result = spawnSync(bin, args, { encoding: 'utf8', timeout: 120_000, cwd: tmpdir(), ...(asPostgres ?? {}) });
-  if (result.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed: ${result.stderr || result.error?.message}`);
-}
 
 /** Only the database the test made: the broker does not own it, so it is not dropped with the broker. */
 const kept = (url: string): TestDatabase => ({ url, name: new URL(url).pathname.slice(1), drop: () => Promise.resolve() });
 
+function run(bin: string, args: string[]): void {
+  const result = spawnSync(bin, args, { encoding: 'utf8', timeout: 120_000, cwd: tmpdir() });
+  if (result.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed: ${result.stderr || result.error?.message}`);
+}
+
 describe('a backup of the database, restored', () => {
-  let dir: string;
-  let server: ChildProcess;
-  let stopped: Promise<void>;
-  let port: number;
+  let postgres: SystemPostgres;
   const brokers: BrokerHarness[] = [];
 
-  const databaseUrl = (name: string) => `postgres://postgres@127.0.0.1:${port}/${name}`;
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: databaseUrl('postgres') });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const databaseUrl = (name: string) => postgres.url(name);
+  const admin = (sql: string) => postgres.admin(sql);
   const auth = { authorization: `Bearer ${API_KEY}` };
   const env = { ...AUTH_ENV, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', BREAKER_HEALTH_INTERVAL_MS: '3600000' };
 
   beforeAll(async () => {
-    if (!systemPostgres()) ensureDebianPackage('/usr/lib/postgresql', 'postgresql');
-    const bin = systemPostgres();
-    if (!bin) throw new Error('no PostgreSQL with pg_dump and pg_restore in /usr/lib/postgresql: apt-get install -y postgresql');
-    const ids = {
-      uid: Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim()),
-      gid: Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim()),
-    };
-    dir = await mkdtemp(join(tmpdir(), 'backup-restore-'));
-    await chmod(dir, 0o755);
-    const cluster = join(dir, 'cluster');
-    const asPostgres = process.getuid?.() === 0 ? ids : null;
-    if (asPostgres) await chown(dir, ids.uid, ids.gid);
-    // Loopback only, trust: a throwaway server of this test's own.
-    run(
-      join(bin, 'initdb'),
-      [`--pgdata=${cluster}`, '--username=postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
-      asPostgres,
-    );
-    port = await freePort();
-    server = spawn(
-      join(bin, 'postgres'),
-      ['-D', cluster, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
-      { stdio: 'ignore', cwd: tmpdir(), ...(asPostgres ?? {}) },
-    );
-    stopped = new Promise((done) => server.once('exit', () => done()));
-    await eventually(() => admin('SELECT 1').then(() => true));
+    postgres = await startSystemPostgres({ tools: ['pg_dump', 'pg_restore'] });
   }, 1_200_000);
 
   afterAll(async () => {
     for (const broker of brokers) await broker.close();
-    if (server && server.exitCode === null) {
-      server.kill('SIGINT'); // fast shutdown
-      await stopped;
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await postgres?.stop();
   });
 
   it('gives back every session, interaction, key, secret and transition, and keeps the pool rule', async () => {
-    const bin = systemPostgres()!;
+    const { bin, dir } = postgres;
     await admin('CREATE DATABASE broker');
     await prepareDatabase(databaseUrl('broker'));
     const before = await startBroker(env, { db: kept(databaseUrl('broker')) });
