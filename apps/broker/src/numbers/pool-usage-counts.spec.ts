@@ -16,7 +16,7 @@ import { EventOutbox } from '../notifications';
 import type { Channel } from './proxy-number.entity';
 import { ProxyNumberRepository, type PoolUsageRows } from './proxy-number.repository';
 import { expireLapsed } from '../sessions/expire-lapsed';
-import { pendingSession } from '../sessions/session-allocator';
+import { activeDraft, pendingSession } from '../sessions/session-allocator';
 import { sessionCreated } from '../sessions/session-events';
 import { ended } from '../sessions/session-expiry';
 import type { Session } from '../sessions/session.entity';
@@ -67,18 +67,7 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
   /** A provider without sessions: one statement. */
   async function createInOne(at: number, extra: Partial<ReservationInput> = {}): Promise<Session> {
     const request = input(at, extra);
-    const draft: Session = {
-      ...pendingSession(request, {
-        id: request.sessionId,
-        proxyNumberId: '',
-        proxyNumber: '',
-        createdAt: request.now,
-        expiresAt: request.now,
-        inactiveAt: request.now,
-      }),
-      status: 'active',
-    };
-    const { reserved } = await reservations.create(request, sessionCreated(draft));
+    const { reserved } = await reservations.create(request, sessionCreated(activeDraft(request)));
     return { ...pendingSession(request, reserved!), status: 'active' };
   }
   const close = (session: Session, at: number) => sessions.transaction((tx) => tx.end([ended(session, new Date(at))]));

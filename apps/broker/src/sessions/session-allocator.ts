@@ -133,7 +133,7 @@ export class SessionAllocator {
   create(request: ReservationRequest): Promise<Session> {
     return this.allocate(request, async (input) => {
       // The event is written by the same statement, before the number is known: the statement fills it in.
-      const draft = activeSession(input, draftRow(input));
+      const draft = activeDraft(input);
       const result = await this.reservations.create(input, sessionCreated(draft));
       return result.reserved ? activeSession(input, result.reserved) : result;
     });
@@ -226,6 +226,14 @@ function sqlState(error: unknown): string | undefined {
 /** The constraint (or unique index) a violation names. */
 function constraintOf(error: unknown): string | undefined {
   return error instanceof QueryFailedError ? (error.driverError as { constraint?: string })?.constraint : undefined;
+}
+
+/**
+ * The session a create on a provider without sessions will write, but for its number (`session.created` is built
+ * from it before the statement that picks the number and fills it in).
+ */
+export function activeDraft(input: ReservationInput): Session {
+  return activeSession(input, draftRow(input));
 }
 
 /** The session a create on a provider without sessions made: active from the start, nothing to bind. */

@@ -8,7 +8,7 @@ import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
 import { sessionCreated } from './session-events';
 import { Session } from './session.entity';
-import { pendingSession } from './session-allocator';
+import { activeDraft, pendingSession } from './session-allocator';
 import { activateWithEvent } from './session.repository';
 import { SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
 
@@ -236,21 +236,13 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
   describe('broker_create_session', () => {
     /** Creates through the repository in one statement; the event is written before the number is known, as the allocator does. */
     async function create(on: DataSource, request = input(ACCOUNT, 'https://one.example/hook')) {
-      const draft: Session = {
-        ...pendingSession(request, {
-          id: request.sessionId,
-          proxyNumberId: '',
-          proxyNumber: '',
-          createdAt: request.now,
-          expiresAt: new Date(request.now.getTime() + request.ttlSeconds * 1000),
-          inactiveAt: new Date(request.now.getTime() + request.ttlSeconds * 1000),
-        }),
-        status: 'active',
-      };
       const statements: string[] = [];
       on.subscribers.push({ afterQuery: (e: { query: string }) => statements.push(String(e.query)) } as never);
       try {
-        return { result: await new SessionReservationRepository(on, outbox).create(request, sessionCreated(draft)), statements };
+        return {
+          result: await new SessionReservationRepository(on, outbox).create(request, sessionCreated(activeDraft(request))),
+          statements,
+        };
       } finally {
         on.subscribers.pop();
       }
@@ -307,17 +299,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
 
     it('keeps neither the session nor its event when the event cannot be written', async () => {
       const request = input(ACCOUNT);
-      const draft = {
-        ...pendingSession(request, {
-          id: request.sessionId,
-          proxyNumberId: '',
-          proxyNumber: '',
-          createdAt: request.now,
-          expiresAt: request.now,
-          inactiveAt: request.now,
-        }),
-      };
-      const orphan = { ...sessionCreated(draft), accountId: randomUUID() };
+      const orphan = { ...sessionCreated(activeDraft(request)), accountId: randomUUID() };
       await expect(new SessionReservationRepository(dataSource, outbox).create(request, orphan)).rejects.toThrow(/foreign key/);
       expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, request.sessionId)).toBe(0);
     });
