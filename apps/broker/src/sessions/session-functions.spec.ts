@@ -318,6 +318,24 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     });
   });
 
+  // Migrations PickInLoadOrder and NoJitInCreateFunctions: PostgreSQL before 18 adds 1e10 to the cost of a plan node of
+  // a disabled type it cannot avoid, past jit_above_cost, and compiles the statement on every execution
+  // (test/postgres-jit.e2e-spec.ts watches it on Debian's PostgreSQL 15; the suite's own server is 18).
+  it('turns JIT off in every function that turns a plan type off', async () => {
+    const rows: Array<{ name: string; config: string[] }> = await dataSource.query(
+      `SELECT p.proname AS name, p.proconfig AS config FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname = 'public' AND EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'enable\\_%=off')
+        ORDER BY 1`,
+    );
+    expect(rows.map((r) => r.name)).toEqual([
+      'broker_activate_session',
+      'broker_activate_session_wake_after',
+      'broker_create_session',
+      'broker_reserve_session',
+    ]);
+    for (const row of rows) expect({ name: row.name, jitOff: row.config.includes('jit=off') }).toEqual({ name: row.name, jitOff: true });
+  });
+
   it('reserves and activates on a fresh connection without reading the growing tables sequentially, after they were analyzed nearly empty', async () => {
     for (let i = 0; i < 3; i++) {
       const session = await reserve(dataSource);

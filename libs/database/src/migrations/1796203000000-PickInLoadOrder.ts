@@ -12,7 +12,11 @@ const POOL_RULE = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers))\n      
 const POOL_RULE_IN_ORDER = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers) OFFSET 0)\n      ORDER BY o.sticky';
 
 const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
-  replaced(replaced(JOINED_RESERVE_FUNCTION, SETTINGS, `${SETTINGS} SET enable_nestloop = off\n`), ALL_CANDIDATES, PICK_WINDOW),
+  replaced(
+    replaced(JOINED_RESERVE_FUNCTION, SETTINGS, `${SETTINGS} SET enable_nestloop = off\n SET jit = off\n`),
+    ALL_CANDIDATES,
+    PICK_WINDOW,
+  ),
   POOL_RULE,
   POOL_RULE_IN_ORDER,
 );
@@ -27,7 +31,11 @@ const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
  * Now, in the same order (so the same number is taken):
  * - the rank comes from a hash join to `unnest(p_load_order)` (the function's plans are generic and estimate a
  *   number or two for a provider, which made that join a nested loop reading the load order per number, hence
- *   `enable_nestloop = off` for the function);
+ *   `enable_nestloop = off` for the function). The statement that writes the participants joins without a join clause,
+ *   so it stays a nested loop, which PostgreSQL before 18 prices with 1e10 added per node that could not be avoided:
+ *   past `jit_above_cost`, so every execution was compiled with LLVM (`jit = off` for the function). On Debian's
+ *   PostgreSQL 15 that was 1.5 s per create (auto_explain: JIT took 1 523 ms of a 1 597 ms call; 2.8 creates/s
+ *   against 103–107 with `jit = off`, 4 clients, 10 numbers); PostgreSQL 18 counts disabled nodes apart from the cost;
  * - the pool rule (no live session of these participants on the number) stays a check per candidate in order,
  *   stopping at the first that passes (`OFFSET 0` keeps it from becoming a join, which would check every number);
  * - only the first candidates are sorted: a number fails the pool rule only where one of these participants has a live

@@ -30,6 +30,7 @@ import { BreakerOverrides1796200000000 } from './1796200000000-BreakerOverrides'
 import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookEventTextRetention';
 import { LoadRankByPosition1796202000000 } from './1796202000000-LoadRankByPosition';
 import { PickInLoadOrder1796203000000 } from './1796203000000-PickInLoadOrder';
+import { NoJitInCreateFunctions1796204000000 } from './1796204000000-NoJitInCreateFunctions';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -63,4 +64,5 @@ export const MIGRATIONS: Function[] = [
   WebhookEventTextRetention1796201000000,
   LoadRankByPosition1796202000000,
   PickInLoadOrder1796203000000,
+  NoJitInCreateFunctions1796204000000,
 ];
