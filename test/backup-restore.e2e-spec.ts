@@ -10,7 +10,6 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import type { TestDatabase } from '@app/testing';
 import { prepareDatabase } from '../apps/broker/src/prepare-database';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, type BrokerHarness } from './support/broker-harness';
@@ -19,9 +18,6 @@ import { setFault, simInbound } from './support/sim-control';
 import { startSystemPostgres, type SystemPostgres } from './support/system-postgres';
 
 jest.setTimeout(300_000);
-
-/** Only the database the test made: the broker does not own it, so it is not dropped with the broker. */
-const kept = (url: string): TestDatabase => ({ url, name: new URL(url).pathname.slice(1), drop: () => Promise.resolve() });
 
 function run(bin: string, args: string[]): void {
   const result = spawnSync(bin, args, { encoding: 'utf8', timeout: 120_000, cwd: tmpdir() });
@@ -50,7 +46,7 @@ describe('a backup of the database, restored', () => {
     const { bin, dir } = postgres;
     await admin('CREATE DATABASE broker');
     await prepareDatabase(databaseUrl('broker'));
-    const before = await startBroker(env, { db: kept(databaseUrl('broker')) });
+    const before = await startBroker(env, { db: postgres.database('broker') });
     brokers.push(before);
 
     // What a day of traffic leaves: sessions, a relayed text, a callback URL and its secret, a breaker that opened.
@@ -93,7 +89,7 @@ describe('a backup of the database, restored', () => {
     run(join(bin, 'pg_restore'), ['--no-owner', '--exit-on-error', `--dbname=${databaseUrl('broker_restored')}`, dump]);
 
     expect(await prepareDatabase(databaseUrl('broker_restored'))).toEqual([]);
-    const after = await startBroker(env, { db: kept(databaseUrl('broker_restored')) });
+    const after = await startBroker(env, { db: postgres.database('broker_restored') });
     brokers.push(after);
     expect(await read(after.url)).toEqual(original);
     // The pool rule holds on the copy: the same two people get a second session on another proxy number.

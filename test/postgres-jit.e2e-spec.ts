@@ -8,11 +8,9 @@
  */
 import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
 import { brokerDataSourceOptions } from '@app/database';
-import type { TestDatabase } from '@app/testing';
 import { ENTITIES } from '../apps/broker/src/entities';
 import { EventOutbox } from '../apps/broker/src/notifications';
 import { prepareDatabase } from '../apps/broker/src/prepare-database';
@@ -45,23 +43,18 @@ function plansSince(postgres: SystemPostgres, from: number): string[] {
 describe("a create's statements on Debian's PostgreSQL 15 (JIT on)", () => {
   let postgres: SystemPostgres;
   let broker: BrokerHarness;
-  const kept = (url: string): TestDatabase => ({ url, name: new URL(url).pathname.slice(1), drop: () => Promise.resolve() });
 
   beforeAll(async () => {
     postgres = await startSystemPostgres({ major: 15 });
     await postgres.admin('CREATE DATABASE broker');
-    const probe = new Client({ connectionString: postgres.url('broker') });
-    await probe.connect();
-    try {
-      const { rows } = await probe.query(`SELECT pg_jit_available() AS jit, current_setting('server_version_num')::int AS version`);
-      // Without JIT, or on 18, nothing here could fail: say so rather than pass.
-      if (!rows[0].jit || rows[0].version >= 180000) throw new Error(`this server cannot JIT-compile a create: ${JSON.stringify(rows[0])}`);
-    } finally {
-      await probe.end();
-    }
+    const [server] = await postgres.admin<{ jit: boolean; version: number }>(
+      `SELECT pg_jit_available() AS jit, current_setting('server_version_num')::int AS version`,
+    );
+    // Without JIT, or on 18, nothing here could fail: say so rather than pass.
+    if (!server.jit || server.version >= 180000) throw new Error(`this server cannot JIT-compile a create: ${JSON.stringify(server)}`);
     await prepareDatabase(postgres.url('broker'));
     for (const [name, value] of Object.entries(EXPLAIN_EVERYTHING)) await postgres.admin(`ALTER DATABASE broker SET ${name} = ${value}`);
-    broker = await startBroker({ ...AUTH_ENV, SESSION_PARTICIPANT_LIMIT: '20' }, { db: kept(postgres.url('broker')) });
+    broker = await startBroker({ ...AUTH_ENV, SESSION_PARTICIPANT_LIMIT: '20' }, { db: postgres.database('broker') });
   }, 1_200_000);
 
   afterAll(async () => {

@@ -4,6 +4,7 @@ import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import type { TestDatabase } from '@app/testing';
 import { ensureDebianPackage } from './debian-package';
 import { eventually, freePort } from './processes';
 
@@ -16,8 +17,10 @@ export interface SystemPostgres {
   /** A scratch directory removed with the server. */
   dir: string;
   url(database: string): string;
-  /** Runs one statement on the `postgres` database. */
-  admin(sql: string): Promise<void>;
+  /** A database on it for a broker harness, which leaves it in place (it goes with the server). */
+  database(name: string): TestDatabase;
+  /** Runs one statement on the `postgres` database; its rows. */
+  admin<T = Record<string, unknown>>(sql: string): Promise<T[]>;
   /** What the server wrote to stderr so far (its log, with `logging_collector` off). */
   log(): string;
   stop(): Promise<void>;
@@ -40,11 +43,9 @@ function run(bin: string, args: string[], asPostgres: { uid: number; gid: number
 /**
  * Starts Debian's PostgreSQL: `major` (its package `postgresql-<major>` installed when missing, as root with apt),
  * else the newest one that has `tools` (the `postgresql` package when none has). As root the server runs as
- * `postgres`, which it requires. `settings` are passed as `-c name=value`.
+ * `postgres`, which it requires.
  */
-export async function startSystemPostgres(
-  options: { major?: number; tools?: string[]; settings?: Record<string, string> } = {},
-): Promise<SystemPostgres> {
+export async function startSystemPostgres(options: { major?: number; tools?: string[] } = {}): Promise<SystemPostgres> {
   const tools = ['initdb', 'postgres', ...(options.tools ?? [])];
   let bin: string | undefined;
   if (options.major !== undefined) {
@@ -56,7 +57,9 @@ export async function startSystemPostgres(
   }
   const missing = tools.filter((tool) => !bin || !existsSync(join(bin, tool)));
   if (!bin || missing.length > 0)
-    throw new Error(`no Debian PostgreSQL with ${missing.join(', ')} in ${BASE}: apt-get install -y postgresql`);
+    throw new Error(
+      `no Debian PostgreSQL with ${missing.join(', ')} in ${bin ?? BASE}: apt-get install -y postgresql${options.major ? `-${options.major}` : ''}`,
+    );
 
   const root = process.getuid?.() === 0;
   const asPostgres = root
@@ -75,11 +78,8 @@ export async function startSystemPostgres(
     asPostgres,
   );
   const port = await freePort();
-  const settings = Object.entries({ listen_addresses: '127.0.0.1', fsync: 'off', ...options.settings }).flatMap(([k, v]) => [
-    '-c',
-    `${k}=${v}`,
-  ]);
-  const server: ChildProcess = spawn(join(bin, 'postgres'), ['-D', cluster, '-p', String(port), '-k', dir, ...settings], {
+  const args = ['-D', cluster, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'];
+  const server: ChildProcess = spawn(join(bin, 'postgres'), args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     cwd: tmpdir(),
     ...(asPostgres ?? {}),
@@ -89,11 +89,12 @@ export async function startSystemPostgres(
   const exited = new Promise<void>((done) => server.once('exit', () => done()));
 
   const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
-  const admin = async (sql: string) => {
+  const database = (name: string): TestDatabase => ({ url: url(name), name, drop: () => Promise.resolve() });
+  const admin = async <T>(sql: string): Promise<T[]> => {
     const client = new Client({ connectionString: url('postgres') });
     await client.connect();
     try {
-      await client.query(sql);
+      return (await client.query(sql)).rows as T[];
     } finally {
       await client.end();
     }
@@ -111,5 +112,5 @@ export async function startSystemPostgres(
     await stop();
     throw new Error(`Debian's PostgreSQL in ${bin} did not start: ${(error as Error).message}\n${logged.join('')}`);
   }
-  return { bin, dir, url, admin, log: () => logged.join(''), stop };
+  return { bin, dir, url, database, admin, log: () => logged.join(''), stop };
 }
