@@ -309,6 +309,8 @@ describe('the production entry point', () => {
         LOG_LEVEL: 'info',
       });
       await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200);
+      // The line is logged once listen() has returned, which may be after the first request is answered.
+      await eventually(async () => running.output().includes('broker listening on'), 50).catch(() => undefined);
       expect(running.output()).toContain(`broker listening on http://127.0.0.1:${port}`);
       running.child.kill('SIGTERM');
       expect(await running.exited).toEqual({ code: 0, signal: null });
