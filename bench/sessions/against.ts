@@ -33,6 +33,8 @@ export interface AgainstOptions {
   reset: () => Promise<void>;
   /** PostgreSQL's CPU ms so far (postgresCpuMs of the postmaster). */
   postgresCpu: () => number;
+  /** Node flags for both brokers (`--profile`: a V8 CPU profile each, written when it stops). */
+  nodeArgs?: string[];
 }
 
 interface Phase {
@@ -47,9 +49,10 @@ interface Phase {
 export async function against(options: AgainstOptions) {
   const builds: Record<string, BrokerProcess> = {};
   try {
-    builds.this = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env);
+    builds.this = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, { nodeArgs: options.nodeArgs });
     builds.against = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, {
       main: join(options.against, 'dist/apps/broker/src/main.js'),
+      nodeArgs: options.nodeArgs,
     });
     const phase = async (build: string, amount: number): Promise<Phase> => {
       await options.reset();

@@ -34,7 +34,8 @@
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
  *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
  *          built in DIR, rounds interleaved: each change to the create path measured A/B in one run; against.ts)
- *        npm run bench:sessions -- --profile   (also: both brokers' CPU profiles in reports/profiles/)
+ *        npm run bench:sessions -- --profile   (also: both brokers' CPU profiles in reports/profiles/; with --against, the
+ *          two builds' brokers')
  */
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
@@ -305,6 +306,7 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
         reset: () => resetSessions(db.url),
         postgresCpu: () => postgresCpuMs(postmaster),
+        nodeArgs: profile,
       });
       console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
       return;
