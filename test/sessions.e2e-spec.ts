@@ -45,6 +45,13 @@ describe('sessions API', () => {
       expect(binds.some((b) => JSON.stringify(b).includes(pair[0]) && JSON.stringify(b).includes(res.body.proxyNumber))).toBe(true);
     });
 
+    it('answers without an ETag: no answer of the API is hashed for one', async () => {
+      const res = await createSession(broker.url, sessionBody(freshPair())).expect(201);
+      expect(res.headers.etag).toBeUndefined();
+      const read = await request(broker.url).get(`/v1/sessions/${res.body.id}`).set('authorization', `Bearer ${API_KEY}`).expect(200);
+      expect(read.headers.etag).toBeUndefined();
+    });
+
     it('defaults the ttl to an hour', async () => {
       const res = await createSession(broker.url, sessionBody(freshPair())).expect(201);
       expect((Date.parse(res.body.expiresAt) - Date.parse(res.body.createdAt)) / 1000).toBeCloseTo(3600, 0);

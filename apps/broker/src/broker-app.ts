@@ -34,6 +34,9 @@ export async function createBrokerApp(
   );
   app.useLogger(new BootQuietLogger(app.get(AppLogger)));
   app.disable('x-powered-by');
+  // No ETag on the API's answers: Express hashes every body it sends for one (SHA-1), and no client of ours asks
+  // with If-None-Match; the ops page's static files keep theirs (serve-static makes its own).
+  app.set('etag', false);
   // The client address behind a proxy (TRUST_PROXY): `req.ip`, read by common/http/client-address.ts.
   app.set('trust proxy', config.trustProxy === 0 ? false : config.trustProxy);
   limitSlowClients(app.getHttpServer() as Server, config);
