@@ -10,7 +10,7 @@ import { sessionCreated } from './session-events';
 import { Session } from './session.entity';
 import { activeDraft, pendingSession } from './session-allocator';
 import { activateWithEvent } from './session.repository';
-import { SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
+import { SessionReservationRepository, uuidArrayLiteral, type ReservationInput } from './session-reservation.repository';
 
 const ACCOUNT = '00000000-0000-0000-0000-00000000000a';
 const BARE_ACCOUNT = '00000000-0000-0000-0000-00000000000b';
@@ -94,6 +94,14 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     await stats?.end();
     await dataSource?.destroy();
     await db?.drop();
+  });
+
+  it('sends the load order as the uuid[] it is: every id in order, none, or an error for an id that is not a uuid', async () => {
+    const ids = (await dataSource.query(`SELECT id FROM proxy_numbers ORDER BY number DESC`)).map((r: { id: string }) => r.id);
+    const read = async (literal: string) => (await stats.query<{ ids: string[] }>(`SELECT $1::uuid[] AS ids`, [literal])).rows[0].ids;
+    expect(await read(uuidArrayLiteral(ids))).toEqual(ids);
+    expect(await read(uuidArrayLiteral([]))).toEqual([]);
+    await expect(read(uuidArrayLiteral([ids[0], 'not-a-uuid']))).rejects.toThrow(/uuid/);
   });
 
   it('activates a pending session once, with its event and its delivery to the callback URL, else the account’s, else none', async () => {

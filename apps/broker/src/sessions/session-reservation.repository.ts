@@ -189,13 +189,23 @@ export class SessionReservationRepository {
   }
 }
 
+/**
+ * Proxy number ids as PostgreSQL's text form of a `uuid[]`, `{id,id,...}`: what node-postgres would send for the
+ * array, without quoting and escaping each element (a uuid has nothing to quote). The load order is every one of
+ * a provider's numbers, on every create (1.7 % of the broker's CPU per create in node-postgres's `arrayString`,
+ * `-- --against --profile`). An element that is not a uuid still fails there, as a uuid.
+ */
+export function uuidArrayLiteral(ids: readonly string[]): string {
+  return `{${ids.join(',')}}`;
+}
+
 /** The reservation's parameters, `$1` to `$18`, in the function's order (RESERVE_SQL's, and the first eighteen of a create). */
 export function reservationParameters(input: ReservationInput): unknown[] {
   return [
     input.provider,
     input.channels,
     input.sortedNumbers,
-    input.loadOrder,
+    uuidArrayLiteral(input.loadOrder),
     input.accountId,
     input.participants,
     input.callbackUrl,
