@@ -54,6 +54,14 @@ export function unstorableTextAt(value: unknown, root = ''): string | undefined 
   return undefined;
 }
 
+/**
+ * A DTO class that reads its common bodies itself: `readPlainly` answers the instance the pipe would, or undefined
+ * for any body it does not read (which then goes through class-transformer and class-validator).
+ */
+interface PlainlyRead {
+  readPlainly?: (value: unknown) => unknown;
+}
+
 /** The one validation pipe: DTOs are whitelists, unknown fields are errors, values are transformed. */
 class BrokerValidationPipe extends ValidationPipe {
   /**
@@ -75,6 +83,10 @@ class BrokerValidationPipe extends ValidationPipe {
       const at = unstorableTextAt(value, metadata.type === 'param' ? (metadata.data ?? 'param') : '');
       if (at !== undefined)
         throw new ValidationProblem([{ field: at || metadata.type, message: 'contains a NUL character or a lone UTF-16 surrogate' }]);
+    }
+    if (metadata.type === 'body') {
+      const read = (metadata.metatype as PlainlyRead | undefined)?.readPlainly?.(value);
+      if (read !== undefined) return read;
     }
     return super.transform(value, metadata);
   }

@@ -23,6 +23,7 @@ import type { Channel } from '../../numbers/proxy-number.entity';
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 7 * 24 * 3600;
+const MIN_TTL_SECONDS = 60;
 const MAX_METADATA_BYTES = 4096;
 const MIN_IDLE_TTL_SECONDS = 60;
 /** As Twilio Proxy's UniqueName. */
@@ -109,6 +110,9 @@ function SessionChannels(): PropertyDecorator {
 }
 
 export class CreateSessionDto {
+  /** The validation pipe's fast path for the common body (readPlainCreateSession, below). */
+  static readonly readPlainly = (value: unknown): CreateSessionDto | undefined => readPlainCreateSession(value);
+
   @ApiPropertyOptional({
     enum: ['voice', 'sms'],
     deprecated: true,
@@ -141,7 +145,7 @@ export class CreateSessionDto {
   @ApiPropertyOptional({ default: DEFAULT_TTL_SECONDS, minimum: 60, maximum: MAX_TTL_SECONDS })
   @IsOptional()
   @IsInt({ message: 'ttlSeconds must be a whole number of seconds' })
-  @Min(60, { message: 'ttlSeconds must be at least 60' })
+  @Min(MIN_TTL_SECONDS, { message: `ttlSeconds must be at least ${MIN_TTL_SECONDS}` })
   @Max(MAX_TTL_SECONDS, { message: `ttlSeconds must be at most ${MAX_TTL_SECONDS} (7 days)` })
   ttlSeconds?: number;
 
@@ -206,4 +210,66 @@ export class CreateSessionDto {
   @IsOptional()
   @IsIn(['any', 'prefer-sticky'], { message: 'numberSelection must be any or prefer-sticky' })
   numberSelection?: NumberSelection;
+}
+
+/** The fields the plain reading knows: a body with any other field, or a null, goes to class-validator. */
+const PLAIN_FIELDS: ReadonlySet<string> = new Set([
+  'channel',
+  'channels',
+  'participants',
+  'ttlSeconds',
+  'idleTtlSeconds',
+  'numberSelection',
+]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  // An Object.prototype of any realm (its own prototype is null), or none: what JSON.parse makes.
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === null || Object.getPrototypeOf(prototype) === null;
+}
+
+/** A whole number of seconds in [min, max], the fast path's reading of `@IsInt @Min @Max`. */
+function secondsWithin(value: unknown, min: number, max: number): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+/**
+ * The common create body read without class-transformer and class-validator: `channel` or `channels`, two
+ * participants written `{ number }`, and optionally `ttlSeconds`, `idleTtlSeconds` and `numberSelection`, each
+ * present with a value that passes the decorators' rules above (the same constants, the same `channelsProblem`).
+ * What it answers is what the validation pipe would make of the body: the DTO with its participants as
+ * ParticipantDto. Anything else (another field, a null, a value a rule refuses) answers undefined and goes
+ * through the pipe as before, so every refusal and its message still come from the decorators; a spec
+ * (create-session.dto.spec.ts) checks every body this reads against the pipe. The pipe's depth and unstorable-text
+ * checks run first (common/problem/validation.ts).
+ */
+export function readPlainCreateSession(value: unknown): CreateSessionDto | undefined {
+  if (!isPlainObject(value)) return undefined;
+  for (const key of Object.keys(value)) if (!PLAIN_FIELDS.has(key) || value[key] === null || value[key] === undefined) return undefined;
+  const { channel, channels, participants, ttlSeconds, idleTtlSeconds, numberSelection } = value;
+  if (channel !== undefined && channel !== 'voice' && channel !== 'sms') return undefined;
+  if (channelsProblem(channels, channel) !== null) return undefined;
+  if (!Array.isArray(participants) || participants.length !== 2) return undefined;
+  const numbers: string[] = [];
+  for (const participant of participants) {
+    if (!isPlainObject(participant)) return undefined;
+    const keys = Object.keys(participant);
+    if (keys.length !== 1 || keys[0] !== 'number') return undefined;
+    const number = participant.number;
+    if (typeof number !== 'string' || !WRITTEN_NUMBER.test(number)) return undefined;
+    numbers.push(number);
+  }
+  if (numbers[0] === numbers[1]) return undefined;
+  if (ttlSeconds !== undefined && !secondsWithin(ttlSeconds, MIN_TTL_SECONDS, MAX_TTL_SECONDS)) return undefined;
+  if (idleTtlSeconds !== undefined && !secondsWithin(idleTtlSeconds, MIN_IDLE_TTL_SECONDS, MAX_TTL_SECONDS)) return undefined;
+  if (numberSelection !== undefined && numberSelection !== 'any' && numberSelection !== 'prefer-sticky') return undefined;
+  const dto = new CreateSessionDto();
+  if (channel !== undefined) dto.channel = channel;
+  if (channels !== undefined) dto.channels = [...(channels as Channel[])];
+  dto.participants = numbers.map((number) => Object.assign(new ParticipantDto(), { number }));
+  if (ttlSeconds !== undefined) dto.ttlSeconds = ttlSeconds as number;
+  if (idleTtlSeconds !== undefined) dto.idleTtlSeconds = idleTtlSeconds as number;
+  if (numberSelection !== undefined) dto.numberSelection = numberSelection;
+  return dto;
 }
