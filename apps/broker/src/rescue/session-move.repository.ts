@@ -10,6 +10,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { uuidArrayLiteral } from '@app/database';
 import { DeliveryWakes, EventOutbox, transactionThenWake, type SessionEventInput, type WakeWarning } from '../notifications';
 import { holdsLease, type LeaderFence } from '../providers/provider-state.repository';
 import { Session, type PastNumber } from '../sessions/session.entity';
@@ -280,7 +281,7 @@ class PostgresMoveTransaction implements MoveTransaction {
           session.channels,
           session.accountId,
           numbers,
-          loadOrder,
+          uuidArrayLiteral(loadOrder),
           participantLimit,
           now,
         ]);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, uuidArrayLiteral } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -10,7 +10,7 @@ import { sessionCreated } from './session-events';
 import { Session } from './session.entity';
 import { activeDraft, pendingSession } from './session-allocator';
 import { activateWithEvent } from './session.repository';
-import { SessionReservationRepository, uuidArrayLiteral, type ReservationInput } from './session-reservation.repository';
+import { SessionReservationRepository, type ReservationInput } from './session-reservation.repository';
 
 const ACCOUNT = '00000000-0000-0000-0000-00000000000a';
 const BARE_ACCOUNT = '00000000-0000-0000-0000-00000000000b';

@@ -34,7 +34,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { preparedStatement, runPrepared } from '@app/database';
+import { preparedStatement, runPrepared, uuidArrayLiteral } from '@app/database';
 import { DeliveryWakes, EventOutbox, type SessionEventInput, type WakeWarning } from '../notifications';
 import type { Channel } from '../numbers/proxy-number.entity';
 
@@ -187,16 +187,6 @@ export class SessionReservationRepository {
       [provider, numbers, accountId, now],
     );
   }
-}
-
-/**
- * Proxy number ids as PostgreSQL's text form of a `uuid[]`, `{id,id,...}`: what node-postgres would send for the
- * array, without quoting and escaping each element (a uuid has nothing to quote). The load order is every one of
- * a provider's numbers, on every create (1.7 % of the broker's CPU per create in node-postgres's `arrayString`,
- * `-- --against --profile`). An element that is not a uuid still fails there, as a uuid.
- */
-export function uuidArrayLiteral(ids: readonly string[]): string {
-  return `{${ids.join(',')}}`;
 }
 
 /** The reservation's parameters, `$1` to `$18`, in the function's order (RESERVE_SQL's, and the first eighteen of a create). */

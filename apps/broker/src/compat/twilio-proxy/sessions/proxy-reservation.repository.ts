@@ -15,6 +15,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { uuidArrayLiteral } from '@app/database';
 import type { Channel } from '../../../numbers/proxy-number.entity';
 import type { NumberSelectionBehavior } from '../services/proxy-service.entity';
 
@@ -116,7 +117,7 @@ export class ProxyReservationRepository {
       input.now,
       input.keepNumberId,
       input.selection,
-      input.loadOrder,
+      uuidArrayLiteral(input.loadOrder),
       input.sessionId,
       input.participants,
       sorted,
