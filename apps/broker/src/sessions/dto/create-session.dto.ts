@@ -111,7 +111,7 @@ function SessionChannels(): PropertyDecorator {
 
 export class CreateSessionDto {
   /** The validation pipe's fast path for the common body (readPlainCreateSession, below). */
-  static readonly readPlainly = (value: unknown): CreateSessionDto | undefined => readPlainCreateSession(value);
+  static readonly readPlainly = readPlainCreateSession;
 
   @ApiPropertyOptional({
     enum: ['voice', 'sms'],
