@@ -300,7 +300,7 @@ describe('the production entry point', () => {
     const db = await createTestDatabase();
     try {
       const port = await freePort();
-      running = startProcess([PRODUCTION_MAIN], {
+      const started = startProcess([PRODUCTION_MAIN], {
         DATABASE_URL: db.url,
         PROVIDERS: `primary=sim:http://127.0.0.1:${await freePort()}`,
         SIM_WEBHOOK_SECRET: 'production-entry-test-secret',
@@ -308,9 +308,10 @@ describe('the production entry point', () => {
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
       });
+      running = started;
       await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200);
       // The line is logged once listen() has returned, which may be after the first request is answered.
-      await eventually(async () => running.output().includes('broker listening on'), 50).catch(() => undefined);
+      await eventually(async () => started.output().includes('broker listening on'), 50).catch(() => undefined);
       expect(running.output()).toContain(`broker listening on http://127.0.0.1:${port}`);
       running.child.kill('SIGTERM');
       expect(await running.exited).toEqual({ code: 0, signal: null });
