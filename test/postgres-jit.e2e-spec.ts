@@ -10,7 +10,7 @@ import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { ENTITIES } from '../apps/broker/src/entities';
 import { EventOutbox } from '../apps/broker/src/notifications';
 import { prepareDatabase } from '../apps/broker/src/prepare-database';
@@ -103,7 +103,10 @@ describe("a create's statements on Debian's PostgreSQL 15 (JIT on)", () => {
           quarantineSeconds: 0,
           now: new Date(),
         };
-        const result = await new SessionReservationRepository(dataSource, outbox).create(request, sessionCreated(activeDraft(request)));
+        const result = await new SessionReservationRepository(new PoolStatements(dataSource), outbox).create(
+          request,
+          sessionCreated(activeDraft(request)),
+        );
         expect(result.reserved).not.toBeNull();
       }
       const plans = plansSince(postgres, from);

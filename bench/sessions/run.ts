@@ -42,7 +42,6 @@ import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
 import { systemClock } from '@app/clock';
 import { EventOutbox } from '../../apps/broker/src/notifications';
-import type { DataSource } from 'typeorm';
 import { activateWithEvent, RESERVE_SQL, SessionReservationRepository, sessionCreated, type Session } from '../../apps/broker/src/sessions';
 import { candidateScaling } from './candidate-scaling';
 import { against } from './against';
@@ -162,7 +161,7 @@ async function brokerCreateStatement(client: Client, accountId: string): Promise
   let repository = repositories.get(client);
   if (!repository) {
     repository = new SessionReservationRepository(
-      { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows } as unknown as DataSource,
+      { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows },
       outbox,
     );
     repositories.set(client, repository);

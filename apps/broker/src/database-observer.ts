@@ -2,12 +2,15 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource, EntitySubscriberInterface } from 'typeorm';
+import { driverPool, type PreparedStatement } from '@app/database';
 import type { AfterQueryEvent } from 'typeorm/subscriber/event/QueryEvent.js';
 import type { Subscription } from 'rxjs';
 import { BROKER_CONFIG, type BrokerConfig } from './config';
 import { BrokerMetrics } from './metrics/broker-metrics';
 import { ListenClient } from './database/listen-client';
 import { StatementClasses } from './database/statement-class';
+
+const MAX_TIMERS = 1024;
 
 /**
  * The database pool seen from the outside: each statement's time by class, the connections the pool
@@ -16,14 +19,18 @@ import { StatementClasses } from './database/statement-class';
  * no request pays for a connection.
  *
  * A pooled connection whose server went away (a failover, a restart) is never used again: an idle one
- * fails with an `error` on the pool, which drops it (counted and logged here), and one that fails a
- * statement is released with the error, which drops it too (TypeORM's query runner, pg-pool). The pool
- * opens new ones on demand, through HAProxy to whichever node leads now.
+ * fails with an `error` on the pool, which drops it (counted and logged here), and one whose socket fails
+ * while a statement holds it is released with the error, which drops it too (TypeORM's query runner, pg-pool).
+ * The create path's statements (PoolStatements) also drop a connection its server ended with a FATAL answer
+ * before the socket closed, which TypeORM would hand to the next statement. The pool opens new ones on demand,
+ * through HAProxy to whichever node leads now.
  */
 @Injectable()
 export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DatabaseObserver.name);
   private readonly classes = new StatementClasses();
+  /** The histogram's series of each statement seen (its text or its PreparedStatement): its class is read from its text once. */
+  private readonly timers = new Map<string | PreparedStatement, { observe(seconds: number): void }>();
   private listenState: Subscription | null = null;
 
   constructor(
@@ -73,10 +80,21 @@ export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit
 
   afterQuery(event: AfterQueryEvent): void {
     if (event.executionTime === undefined) return;
-    this.metrics.statementDuration.observe({ statement: this.classes.of(event.query) }, event.executionTime / 1000);
+    this.statementTimed(event.query, event.executionTime);
+  }
+
+  /** A statement's time in `broker_db_statement_duration_seconds`, under its class: TypeORM's (afterQuery) and PoolStatements'. */
+  statementTimed(statement: string | PreparedStatement, ms: number): void {
+    let timer = this.timers.get(statement);
+    if (!timer) {
+      timer = this.metrics.statementDuration.labels({ statement: this.classes.of(String(statement)) });
+      // Texts are the code's own SQL, few; should some code write values into its text, the cache stops growing.
+      if (this.timers.size < MAX_TIMERS) this.timers.set(statement, timer);
+    }
+    timer.observe(ms / 1000);
   }
 
   private pool(): Pool {
-    return (this.dataSource.driver as unknown as { master: Pool }).master;
+    return driverPool(this.dataSource);
   }
 }

@@ -1,11 +1,12 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { brokerDataSourceOptions } from '@app/database';
+import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { PoolStatements, brokerDataSourceOptions } from '@app/database';
 import { DatabaseObserver } from './database-observer';
 import { ENTITIES } from './entities';
 import { ListenClient } from './database/listen-client';
 
-/** The TypeORM connection, its pool opened at start and observed. Migrations have already run (see `prepareDatabase`) when this starts. */
+/** The TypeORM connection, its pool opened at start and observed, and PoolStatements on that pool. Migrations have already run (see `prepareDatabase`) when this starts. */
 @Module({})
 export class DatabaseModule {
   static forRoot(url: string, pool: { size: number; idleTimeoutMs: number }): DynamicModule {
@@ -23,9 +24,16 @@ export class DatabaseModule {
       ],
       providers: [
         DatabaseObserver,
+        // The create path's lone statements, straight on the pool, timed like TypeORM's.
+        {
+          provide: PoolStatements,
+          useFactory: (dataSource: DataSource, observer: DatabaseObserver) =>
+            new PoolStatements(dataSource, (statement, ms) => observer.statementTimed(statement, ms)),
+          inject: [getDataSourceToken(), DatabaseObserver],
+        },
         { provide: ListenClient, useFactory: () => new ListenClient(url, { onWarning: (m) => logger.warn(m) }) },
       ],
-      exports: [ListenClient],
+      exports: [ListenClient, PoolStatements],
     };
   }
 }

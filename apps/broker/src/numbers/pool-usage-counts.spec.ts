@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { JOB_LOCKS } from '../database/exclusive';
@@ -100,8 +100,8 @@ describe('pool usage counted with the sessions (migration PoolUsageCounts)', () 
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 6 })).initialize();
-    sessions = new PostgresSessionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource, outbox);
+    sessions = new PostgresSessionRepository(dataSource, outbox, new PoolStatements(dataSource));
+    reservations = new SessionReservationRepository(new PoolStatements(dataSource), outbox);
     repository = new ProxyNumberRepository(dataSource);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'c')`, [ACCOUNT]);
     for (let i = 1; i <= 3; i++)

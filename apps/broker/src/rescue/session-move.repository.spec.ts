@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -66,7 +66,7 @@ describe('SessionMoveRepository', () => {
   /** An active session on `provider`, reserved as a create reserves it. */
   async function active(provider: string, participants: [string, string], accountId = ACCOUNT): Promise<Session> {
     const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 });
-    const result = await new SessionReservationRepository(dataSource, outbox).reserve({
+    const result = await new SessionReservationRepository(new PoolStatements(dataSource), outbox).reserve({
       sessionId: randomUUID(),
       accountId,
       provider,

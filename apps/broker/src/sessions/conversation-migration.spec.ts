@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions, runMigrations } from '@app/database';
+import { brokerDataSourceOptions, runMigrations, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -95,31 +95,36 @@ describe('migration ConversationSessions', () => {
     ]);
 
     // The live voice session is still what a call to its number reaches, until its expiresAt.
-    const repository = new PostgresSessionRepository(dataSource, new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 }));
+    const repository = new PostgresSessionRepository(
+      dataSource,
+      new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 }),
+      new PoolStatements(dataSource),
+    );
     const [{ expires_at: expiresAt }] = await dataSource.query(`SELECT expires_at FROM sessions WHERE id = $1`, [LIVE]);
     const routed = await repository.findActiveFor('p', '+2348000000101', '+2348030000201', new Date(expiresAt.getTime() - 1));
     expect(routed?.session).toMatchObject({ id: LIVE, channels: ['voice'] });
     expect(await repository.findActiveFor('p', '+2348000000101', '+2348030000201', expiresAt)).toBeNull();
     // And the pool rule holds it against the same participants on that number, as before; the ended session's number is
     // theirs again (NumberQuarantine gave the old rows their partner: the quarantine holds it from anyone else).
-    const reserved = await new SessionReservationRepository(dataSource, new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 })).reserve(
-      {
-        sessionId: randomUUID(),
-        accountId: ACCOUNT,
-        provider: 'p',
-        channels: ['voice'],
-        sortedNumbers: ['+2348030000201', '+2348030000202'],
-        participants: ['+2348030000201', '+2348030000202'],
-        loadOrder: [],
-        ttlSeconds: 600,
-        callbackUrl: null,
-        metadata: {},
-        idempotencyKey: null,
-        participantLimit: 3,
-        quarantineSeconds: 86_400,
-        now: new Date(),
-      },
-    );
+    const reserved = await new SessionReservationRepository(
+      new PoolStatements(dataSource),
+      new EventOutbox(systemClock, { giveUpAfterMs: 3_600_000 }),
+    ).reserve({
+      sessionId: randomUUID(),
+      accountId: ACCOUNT,
+      provider: 'p',
+      channels: ['voice'],
+      sortedNumbers: ['+2348030000201', '+2348030000202'],
+      participants: ['+2348030000201', '+2348030000202'],
+      loadOrder: [],
+      ttlSeconds: 600,
+      callbackUrl: null,
+      metadata: {},
+      idempotencyKey: null,
+      participantLimit: 3,
+      quarantineSeconds: 86_400,
+      now: new Date(),
+    });
     expect(reserved.reserved?.proxyNumber).toBe('+2348000000102');
   });
 });

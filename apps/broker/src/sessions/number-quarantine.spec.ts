@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -66,8 +66,8 @@ describe('the proxy-number quarantine in the reservation (SESSION_NUMBER_QUARANT
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
-    sessions = new PostgresSessionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource, outbox);
+    sessions = new PostgresSessionRepository(dataSource, outbox, new PoolStatements(dataSource));
+    reservations = new SessionReservationRepository(new PoolStatements(dataSource), outbox);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'a'), ($2, 'b')`, [A, B]);
     for (const number of [N1, N2]) await dataSource.query(`INSERT INTO proxy_numbers (provider, number) VALUES ('q', $1)`, [number]);
   });

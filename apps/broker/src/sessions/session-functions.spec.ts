@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions, uuidArrayLiteral } from '@app/database';
+import { brokerDataSourceOptions, uuidArrayLiteral, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -72,7 +72,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
 
   /** Reserves through `on` and returns the pending session. */
   async function reserve(on: DataSource, request = input()): Promise<Session> {
-    const result = await new SessionReservationRepository(on, outbox).reserve(request);
+    const result = await new SessionReservationRepository(new PoolStatements(on), outbox).reserve(request);
     if (!result.reserved) throw new Error('nothing reserved');
     // Bound as the provider would: the activation takes the binding's id.
     return Object.assign(pendingSession(request, result.reserved), { bindingId: `b-${result.reserved.id}` });
@@ -184,7 +184,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     }
     await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [ACCOUNT, ids['5']]);
     await dataSource.query(`UPDATE proxy_numbers SET account_id = $1 WHERE id = $2`, [BARE_ACCOUNT, ids['4']]);
-    const repository = new SessionReservationRepository(dataSource, outbox);
+    const repository = new SessionReservationRepository(new PoolStatements(dataSource), outbox);
     const taken = async (participants: [string, string]) => {
       const result = await repository.reserve({
         ...input(),
@@ -222,7 +222,7 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     }
     // Least loaded first: the reverse of the numbers' order, so the number alone would pick otherwise.
     const loadOrder = [...ids].reverse();
-    const repository = new SessionReservationRepository(dataSource, outbox);
+    const repository = new SessionReservationRepository(new PoolStatements(dataSource), outbox);
     const pair: [string, string] = ['+2348034444440', '+2348035555550'];
     const picked: Array<string | null> = [];
     // After k creates the pair is live on the first k numbers in load order: the (k + 1)th is the one free for it.
@@ -244,16 +244,13 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
   describe('broker_create_session', () => {
     /** Creates through the repository in one statement; the event is written before the number is known, as the allocator does. */
     async function create(on: DataSource, request = input(ACCOUNT, 'https://one.example/hook')) {
+      // Every statement the repository sends, as the app's statement timer sees them.
       const statements: string[] = [];
-      on.subscribers.push({ afterQuery: (e: { query: string }) => statements.push(String(e.query)) } as never);
-      try {
-        return {
-          result: await new SessionReservationRepository(on, outbox).create(request, sessionCreated(activeDraft(request))),
-          statements,
-        };
-      } finally {
-        on.subscribers.pop();
-      }
+      const repository = new SessionReservationRepository(
+        new PoolStatements(on, (statement) => statements.push(String(statement))),
+        outbox,
+      );
+      return { result: await repository.create(request, sessionCreated(activeDraft(request))), statements };
     }
 
     it('writes the session active with its participants, its event (the number filled in) and its delivery, in one statement', async () => {
@@ -308,7 +305,9 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
     it('keeps neither the session nor its event when the event cannot be written', async () => {
       const request = input(ACCOUNT);
       const orphan = { ...sessionCreated(activeDraft(request)), accountId: randomUUID() };
-      await expect(new SessionReservationRepository(dataSource, outbox).create(request, orphan)).rejects.toThrow(/foreign key/);
+      await expect(new SessionReservationRepository(new PoolStatements(dataSource), outbox).create(request, orphan)).rejects.toThrow(
+        /foreign key/,
+      );
       expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, request.sessionId)).toBe(0);
     });
 

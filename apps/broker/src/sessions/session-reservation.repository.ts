@@ -31,10 +31,8 @@
  * database, then no pending row), as it would if the crash came a moment earlier; visibility to other
  * creates (the pool rule, the limit's slots) is at commit either way. One WAL flush less per create.
  */
-import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
-import { preparedStatement, runPrepared, uuidArrayLiteral } from '@app/database';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PoolStatements, preparedStatement, runPrepared, uuidArrayLiteral, type StatementRunner } from '@app/database';
 import { DeliveryWakes, EventOutbox, type SessionEventInput, type WakeWarning } from '../notifications';
 import type { Channel } from '../numbers/proxy-number.entity';
 
@@ -139,14 +137,15 @@ export class SessionReservationRepository {
   private readonly logger = new Logger(SessionReservationRepository.name);
   private readonly warn: WakeWarning = (message) => this.logger.warn(message);
 
+  /** `statements`: each of these runs alone, outside any transaction; in the app straight on the pool (PoolStatements), or a DataSource. */
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(PoolStatements) private readonly statements: StatementRunner,
     private readonly outbox: EventOutbox,
   ) {}
 
   /** Reserves; when nothing was free, says whether the participant limit was why. */
   async reserve(input: ReservationInput): Promise<ReservationResult> {
-    return asResult(await runPrepared<RawReservation[]>(this.dataSource, RESERVE, reservationParameters(input)));
+    return asResult(await runPrepared<RawReservation[]>(this.statements, RESERVE, reservationParameters(input)));
   }
 
   /**
@@ -156,7 +155,7 @@ export class SessionReservationRepository {
    */
   async create(input: ReservationInput, event: SessionEventInput): Promise<ReservationResult> {
     const { params } = this.outbox.sessionEventParameters(event);
-    const rows = await runPrepared<Array<RawReservation & { delivery_url: string | null }>>(this.dataSource, CREATE, [
+    const rows = await runPrepared<Array<RawReservation & { delivery_url: string | null }>>(this.statements, CREATE, [
       ...reservationParameters(input),
       ...params,
     ]);
@@ -164,14 +163,14 @@ export class SessionReservationRepository {
     if (result.reserved) {
       const wakes = new DeliveryWakes();
       wakes.add(rows[0].delivery_url);
-      await wakes.send(this.dataSource, this.warn);
+      await wakes.send(this.statements, this.warn);
     }
     return result;
   }
 
   /** Removes a reservation whose binding failed: nothing half-made is left behind. */
   async release(sessionId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM sessions WHERE id = $1 AND status = 'pending'`, [sessionId]);
+    await this.statements.query(`DELETE FROM sessions WHERE id = $1 AND status = 'pending'`, [sessionId]);
   }
 
   /**
@@ -180,7 +179,7 @@ export class SessionReservationRepository {
    * pool rule) and in this account's slots (the participant limit).
    */
   async freeExpired(provider: string, accountId: string, numbers: string[], now: Date): Promise<void> {
-    await this.dataSource.query(
+    await this.statements.query(
       `UPDATE session_participants sp SET active = false
         WHERE sp.active AND sp.expires_at <= $4 AND sp.number = ANY($2::text[])
           AND (sp.account_id = $3 OR sp.proxy_number_id IN (SELECT id FROM proxy_numbers WHERE provider = $1))`,

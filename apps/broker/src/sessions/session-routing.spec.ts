@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../entities';
 import { EventOutbox } from '../notifications';
@@ -81,9 +81,9 @@ describe('relay routing and the reservation on the broker’s clock', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 2 })).initialize();
-    sessions = new PostgresSessionRepository(dataSource, outbox);
+    sessions = new PostgresSessionRepository(dataSource, outbox, new PoolStatements(dataSource));
     interactions = new PostgresInteractionRepository(dataSource, outbox);
-    reservations = new SessionReservationRepository(dataSource, outbox);
+    reservations = new SessionReservationRepository(new PoolStatements(dataSource), outbox);
     await dataSource.query(`INSERT INTO accounts (id, name) VALUES ($1, 'a')`, [ACCOUNT]);
     const numbers: Array<[string, string]> = [
       ['+2348000000001', '{voice}'],

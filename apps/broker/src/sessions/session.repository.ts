@@ -3,10 +3,10 @@
  * is the allocator's. A change and the event it causes are written together: `activate` in one statement,
  * the others in one transaction (`transaction`), so a committed change always has its event.
  */
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, Not, type EntityManager } from 'typeorm';
-import { preparedStatement, runPrepared } from '@app/database';
+import { PoolStatements, preparedStatement, runPrepared, type StatementRunner } from '@app/database';
 import type { PageCursor } from '../common/pagination/page-cursor';
 import {
   DeliveryWakes,
@@ -142,9 +142,11 @@ export class PostgresSessionRepository implements SessionRepository {
   private readonly logger = new Logger(PostgresSessionRepository.name);
   private readonly warn: WakeWarning = (message) => this.logger.warn(message);
 
+  /** `statements`: where the activation runs alone (straight on the pool in the app, PoolStatements). */
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly outbox: EventOutbox,
+    @Inject(PoolStatements) private readonly statements: StatementRunner,
   ) {}
 
   transaction<T>(work: (tx: SessionTransaction) => Promise<T>): Promise<T> {
@@ -191,7 +193,7 @@ export class PostgresSessionRepository implements SessionRepository {
   }
 
   activate(session: Session, event: SessionEventInput): Promise<boolean> {
-    return activateWithEvent(this.dataSource, this.outbox, session, event, this.warn);
+    return activateWithEvent(this.statements, this.outbox, session, event, this.warn);
   }
 
   async markReleased(id: string): Promise<void> {

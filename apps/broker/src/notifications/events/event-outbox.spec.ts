@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { systemClock } from '@app/clock';
-import { brokerDataSourceOptions } from '@app/database';
+import { brokerDataSourceOptions, PoolStatements } from '@app/database';
 import { createTestDatabase, type TestDatabase } from '@app/testing';
 import { ENTITIES } from '../../entities';
 import { PostgresInteractionRepository } from '../../relay/interaction.repository';
@@ -123,7 +123,7 @@ describe('EventOutbox: the delivery workers are woken after the commit', () => {
   });
 
   it('wakes after the commit of a session transaction (close, expiry) and of a relay transaction', async () => {
-    const sessions = new PostgresSessionRepository(dataSource, outbox);
+    const sessions = new PostgresSessionRepository(dataSource, outbox, new PoolStatements(dataSource));
     const seen = statements();
     await sessions.transaction(async (tx) => {
       await tx.record(event('https://closed.example/hook'));
