@@ -2,8 +2,9 @@
  * One statement on a connection of TypeORM's own pool, sent straight through node-postgres: for the statements a
  * create sends alone, outside any transaction (a reservation, a create, an activation, the delivery wake after
  * it). `DataSource.query` does the same through a query runner made and released per statement, with a
- * subscriber broadcast before and after it and a result object around it: 0.03 ms of the broker's CPU a
- * statement, profiled (docs/BENCHMARKS.md). What it gives its callers is kept:
+ * subscriber broadcast before and after it and a result object around it: a few microseconds of CPU a statement,
+ * too little for a create to show (docs/BENCHMARKS.md). What matters more is the connection a server ended, below.
+ * What `DataSource.query` gives its callers is kept:
  *
  * - the answer is TypeORM's: the rows, or `[rows, rowCount]` for an UPDATE or a DELETE;
  * - a failed statement rejects with TypeORM's QueryFailedError around node-postgres's error (its `code` and
