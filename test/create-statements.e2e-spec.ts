@@ -1,11 +1,13 @@
 /**
  * No database round trip or lock of the breaker on the path of a create (docs/operations.md): the statements a
- * create runs are counted through TypeORM's query events, on the breaker leader and on a follower.
+ * create runs are counted where they leave for PostgreSQL, on the connections of the broker's pool (whether
+ * TypeORM or PoolStatements sent them), on the breaker leader and on a follower.
  * Admission reads memory only; each replica's outcome goes to the others in a NOTIFY sent after the
  * create answered, off its path.
  */
 import { DataSource } from 'typeorm';
 import request from 'supertest';
+import { driverPool } from '@app/database';
 import { ADMIN_TOKEN, API_KEY, AUTH_ENV, createSession, freshPair, sessionBody } from './support/api-client';
 import { startBroker, startSimulator, type BrokerHarness, type SimulatorHarness } from './support/broker-harness';
 import { eventually } from './support/processes';
@@ -38,10 +40,32 @@ function breakers(statements: Statement[]): string[] {
     .map((s) => s.query);
 }
 
+/**
+ * Every statement sent on `broker`'s database pool from now on, in the order sent: each connection's `query` is
+ * wrapped the first time the pool hands it out.
+ */
+function poolLog(broker: BrokerHarness): Statement[] {
+  const log: Statement[] = [];
+  const wrapped = new WeakSet<object>();
+  driverPool(broker.app.get(DataSource)).on('acquire', (client) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const send = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, ...rest: unknown[]) => {
+      const text = typeof config === 'string' ? config : (config as { text: string }).text;
+      const parameters = Array.isArray(values) ? values : ((config as { values?: unknown[] }).values ?? []);
+      log.push({ query: text, parameters });
+      return send(config, values, ...rest);
+    };
+  });
+  return log;
+}
+
 describe('the statements of a create', () => {
   let sim: SimulatorHarness;
   let leader: BrokerHarness;
   let follower: BrokerHarness;
+  const logs = new Map<BrokerHarness, Statement[]>();
 
   beforeAll(async () => {
     sim = await startSimulator();
@@ -60,6 +84,7 @@ describe('the statements of a create', () => {
     };
     leader = await startBroker(env, { sim });
     follower = await startBroker(env, { sim, db: leader.db });
+    for (const broker of [leader, follower]) logs.set(broker, poolLog(broker));
   });
   afterAll(async () => {
     await follower?.app.close();
@@ -67,24 +92,16 @@ describe('the statements of a create', () => {
     await sim?.app.close();
   });
 
-  /** Every statement `broker` runs while `work` runs, and a way to read the ones after. */
+  /** Every statement `broker` sends while `work` runs, and a way to read the ones after. */
   async function statementsOf(
     broker: BrokerHarness,
     work: () => Promise<unknown>,
   ): Promise<{ during: Statement[]; all: () => Statement[] }> {
-    const seen: Statement[] = [];
-    let done = false;
-    const during: Statement[] = [];
-    broker.app.get(DataSource).subscribers.push({
-      afterQuery: (event: { query: string; parameters?: unknown[] }) => {
-        const statement = { query: event.query, parameters: event.parameters ?? [] };
-        seen.push(statement);
-        if (!done) during.push(statement);
-      },
-    } as never);
+    const log = logs.get(broker)!;
+    const start = log.length;
     await work();
-    done = true;
-    return { during, all: () => seen };
+    const during = log.slice(start);
+    return { during, all: () => log.slice(start) };
   }
 
   it('runs the same statements on the leader and on a follower, none of them the breaker’s', async () => {
@@ -140,6 +157,7 @@ describe('the statements of a create', () => {
 // participants, its `session.created` event and its delivery. The wake of the delivery workers follows the commit.
 describe('the statements of a create on a provider without sessions of its own', () => {
   let broker: BrokerHarness;
+  let log: Statement[];
   const numbers = ['+2349030000101', '+2349030000102'];
 
   beforeAll(async () => {
@@ -157,6 +175,7 @@ describe('the statements of a create on a provider without sessions of its own',
       RELAY_RETRY_INTERVAL_MS: '3600000',
       WEBHOOK_POLL_INTERVAL_MS: '3600000',
     });
+    log = poolLog(broker);
     for (const number of numbers)
       await request(broker.url)
         .post('/v1/admin/numbers')
@@ -171,18 +190,11 @@ describe('the statements of a create on a provider without sessions of its own',
   /** A statement named by its leading comment, as every statement on a create's path is. */
   const named = (name: string) => /^[\w.-]+$/.test(name);
 
-  /** The statements the broker runs while `work` runs, by name. */
+  /** The statements the broker sends while `work` runs, by name. */
   async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-    const seen: string[] = [];
-    const subscribers = broker.app.get(DataSource).subscribers;
-    const listener = { afterQuery: (event: { query: string }) => seen.push(statementName({ query: event.query, parameters: [] })) };
-    subscribers.push(listener as never);
-    try {
-      await work();
-    } finally {
-      subscribers.splice(subscribers.indexOf(listener as never), 1);
-    }
-    return seen;
+    const start = log.length;
+    await work();
+    return log.slice(start).map(statementName);
   }
 
   it('is one statement, its event the session as the API answers it; with a callback URL, the wake after it', async () => {

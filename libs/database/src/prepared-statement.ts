@@ -1,9 +1,9 @@
 /**
  * A statement PostgreSQL parses once per connection instead of once per call: node-postgres sends it
  * under its name the first time a pooled connection runs it (Parse), and afterwards only binds and
- * executes it. It still goes through TypeORM's `query` (DataSource, EntityManager or QueryRunner), so
- * it runs on the pool or the caller's transaction, errors arrive as QueryFailedError and query
- * subscribers see it (its `toString()` is its text).
+ * executes it. It runs on whatever has TypeORM's `query`: a DataSource, EntityManager or QueryRunner (the
+ * pool or the caller's transaction; query subscribers see it, its `toString()` being its text), or
+ * PoolStatements (straight on the pool, timed by its own hook); errors arrive as QueryFailedError either way.
  *
  * PostgreSQL plans a prepared statement with its parameters' values for the first five executions, then
  * keeps a generic plan when that is not costlier on average (`plan_cache_mode`): a named statement must
