@@ -10,8 +10,6 @@ import { BrokerMetrics } from './metrics/broker-metrics';
 import { ListenClient } from './database/listen-client';
 import { StatementClasses } from './database/statement-class';
 
-const MAX_TIMERS = 1024;
-
 /**
  * The database pool seen from the outside: each statement's time by class, the connections the pool
  * opens and loses, the pool's clients at scrape time, and the LISTEN connection's state. At start it
@@ -29,8 +27,6 @@ const MAX_TIMERS = 1024;
 export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DatabaseObserver.name);
   private readonly classes = new StatementClasses();
-  /** The histogram's series of each statement seen (its text or its PreparedStatement): its class is read from its text once. */
-  private readonly timers = new Map<string | PreparedStatement, { observe(seconds: number): void }>();
   private listenState: Subscription | null = null;
 
   constructor(
@@ -85,13 +81,7 @@ export class DatabaseObserver implements EntitySubscriberInterface, OnModuleInit
 
   /** A statement's time in `broker_db_statement_duration_seconds`, under its class: TypeORM's (afterQuery) and PoolStatements'. */
   statementTimed(statement: string | PreparedStatement, ms: number): void {
-    let timer = this.timers.get(statement);
-    if (!timer) {
-      timer = this.metrics.statementDuration.labels({ statement: this.classes.of(String(statement)) });
-      // Texts are the code's own SQL, few; should some code write values into its text, the cache stops growing.
-      if (this.timers.size < MAX_TIMERS) this.timers.set(statement, timer);
-    }
-    timer.observe(ms / 1000);
+    this.metrics.statementDuration.observe({ statement: this.classes.of(String(statement)) }, ms / 1000);
   }
 
   private pool(): Pool {
