@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { load } from '../support/load';
 import { processCpuMs } from '../support/cpu';
 import { startBrokerProcess, type BrokerProcess } from '../support/stack';
+import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { round } from '../support/stats';
 
 export interface AgainstOptions {
@@ -35,6 +36,11 @@ export interface AgainstOptions {
   postgresCpu: () => number;
   /** Node flags for both brokers (`--profile`: a V8 CPU profile each, written when it stops). */
   nodeArgs?: string[];
+  /**
+   * `--no-provider-call`: both brokers on a provider that keeps no sessions (`direct-provider.ts`), so a create is one
+   * statement and no vendor request; this many pool numbers, added once. The simulator's figure then shows no work.
+   */
+  noProviderCall?: { numbers: number };
 }
 
 interface Phase {
@@ -48,12 +54,21 @@ interface Phase {
 
 export async function against(options: AgainstOptions) {
   const builds: Record<string, BrokerProcess> = {};
+  const directs: DirectBroker[] = [];
+  const againstMain = join(options.against, 'dist/apps/broker/src/main.js');
   try {
-    builds.this = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, { nodeArgs: options.nodeArgs });
-    builds.against = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, {
-      main: join(options.against, 'dist/apps/broker/src/main.js'),
-      nodeArgs: options.nodeArgs,
-    });
+    if (options.noProviderCall) {
+      const { numbers } = options.noProviderCall;
+      directs.push(await startDirectBroker(options.databaseUrl, options.simUrl, options.env, numbers, options.nodeArgs));
+      directs.push(await startDirectBroker(options.databaseUrl, options.simUrl, options.env, 0, options.nodeArgs, againstMain));
+      [builds.this, builds.against] = directs.map((d) => d.broker);
+    } else {
+      builds.this = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, { nodeArgs: options.nodeArgs });
+      builds.against = await startBrokerProcess(options.databaseUrl, options.simUrl, options.env, {
+        main: againstMain,
+        nodeArgs: options.nodeArgs,
+      });
+    }
     const phase = async (build: string, amount: number): Promise<Phase> => {
       await options.reset();
       const pid = builds[build].child.pid!;
@@ -95,6 +110,11 @@ export async function against(options: AgainstOptions) {
       rounds,
       brokerMsPerCreate: { this: round(mean('this', 'brokerMsPerCreate'), 3), against: round(mean('against', 'brokerMsPerCreate'), 3) },
       thisOverAgainst: round(mean('this', 'brokerMsPerCreate') / mean('against', 'brokerMsPerCreate'), 3),
+      // Each round's pair ran back to back: their spread is what this run can tell apart.
+      thisOverAgainstPerRound: rounds.map((phases) => {
+        const of = (build: string) => phases.find((p) => p.build === build)!.brokerMsPerCreate;
+        return round(of('this') / of('against'), 3);
+      }),
       simulatorThisOverAgainst: round(mean('this', 'simulatorMsPerCreate') / mean('against', 'simulatorMsPerCreate'), 3),
       postgresMsPerCreate: {
         this: round(mean('this', 'postgresMsPerCreate'), 3),
@@ -103,6 +123,7 @@ export async function against(options: AgainstOptions) {
       postgresThisOverAgainst: round(mean('this', 'postgresMsPerCreate') / mean('against', 'postgresMsPerCreate'), 3),
     };
   } finally {
-    for (const broker of Object.values(builds)) await broker.stop();
+    if (directs.length > 0) for (const direct of directs) await direct.stop();
+    else for (const broker of Object.values(builds)) await broker.stop();
   }
 }

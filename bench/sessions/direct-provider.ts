@@ -31,6 +31,8 @@ export async function startDirectBroker(
   env: Record<string, string>,
   numbers: number,
   nodeArgs: string[] = [],
+  /** Another build's entry point (`--against`); `numbers` 0 when another broker added them to this database. */
+  main?: string,
 ): Promise<DirectBroker> {
   const prism = await startPrism(TWILIO_API_SPEC);
   const proxy = await startFaultProxy(prism.url);
@@ -46,7 +48,7 @@ export async function startDirectBroker(
         PROVIDER_DIRECT_ACCOUNT_SID: ACCOUNT_SID,
         PROVIDER_DIRECT_AUTH_TOKEN: AUTH_TOKEN,
       },
-      { nodeArgs },
+      { nodeArgs, main },
     );
     for (let i = 0; i < numbers; i++) {
       const res = await fetch(`${broker.url}/v1/admin/numbers`, {

@@ -306,8 +306,10 @@ async function main(): Promise<void> {
         reset: () => resetSessions(db.url),
         postgresCpu: () => postgresCpuMs(postmaster),
         nodeArgs: profile,
+        noProviderCall: process.argv.includes('--no-provider-call') ? { numbers: NUMBERS } : undefined,
       });
-      console.log(JSON.stringify({ benchmark: 'sessions --against', ...figures, node: process.version, load: loadavg() }, null, 2));
+      const path = process.argv.includes('--no-provider-call') ? 'no provider call' : 'with the bind';
+      console.log(JSON.stringify({ benchmark: 'sessions --against', path, ...figures, node: process.version, load: loadavg() }, null, 2));
       return;
     }
 
