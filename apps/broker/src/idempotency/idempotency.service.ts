@@ -33,7 +33,7 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * A kept answer, given again: its status and its body as the text first sent. The HTTP side
- * (IdempotencyInterceptor) sends it, saying it is a replay.
+ * (IdempotentAnswers) sends it, saying it is a replay.
  */
 export class Replay {
   constructor(

@@ -11,6 +11,7 @@ import {
 } from '../../../../test/support/controller-context';
 import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
+import { IdempotentAnswers } from '../idempotency/idempotent-answers';
 import type { InteractionDto } from './dto/interaction.dto';
 import { MessagesController } from './messages.controller';
 import { MessagesService } from './messages.service';
@@ -37,6 +38,7 @@ describe('MessagesController', () => {
       providers: [
         { provide: MessagesService, useValue: messages },
         { provide: IdempotencyService, useValue: idempotency },
+        IdempotentAnswers,
       ],
     });
   });

@@ -15,6 +15,7 @@ import {
 } from '../../../../test/support/controller-context';
 import { ProblemException } from '../common/problem';
 import { IdempotencyService } from '../idempotency/idempotency.service';
+import { IdempotentAnswers } from '../idempotency/idempotent-answers';
 import type { SessionDto } from './dto/session.dto';
 import { SessionsController } from './sessions.controller';
 import { SessionsService } from './sessions.service';
@@ -67,6 +68,7 @@ describe('SessionsController', () => {
       providers: [
         { provide: SessionsService, useValue: sessions },
         { provide: IdempotencyService, useValue: idempotency },
+        IdempotentAnswers,
       ],
       env: { RATE_LIMIT_CREATES_BURST: '5', RATE_LIMIT_CREATES_PER_SECOND: '1' },
     });
@@ -195,6 +197,18 @@ describe('SessionsController', () => {
       // The record's first run is the create, with the key.
       await idempotency.run.mock.calls[0][3]();
       expect(sessions.create.mock.calls[0][2]).toBe('ride-42');
+    });
+
+    it('with an Idempotency-Key a body the pipes refuse is their 400, and the key is never claimed', async () => {
+      const res = await ctx
+        .http()
+        .post('/v1/sessions')
+        .set(bearer(ACCOUNT.key))
+        .set('Idempotency-Key', 'ride-43')
+        .send({ ...BODY, ttlSeconds: 5 });
+      expectInvalidFields(res, ['ttlSeconds']);
+      expect(idempotency.run).not.toHaveBeenCalled();
+      expect(sessions.create).not.toHaveBeenCalled();
     });
 
     it('a failure the service names reaches the client as its problem', async () => {

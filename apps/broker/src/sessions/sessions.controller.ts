@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard, CurrentPrincipal, type Principal } from '../accounts';
-import { Idempotent, IdempotencyKey } from '../idempotency/idempotency.interceptor';
-import { RequestId, requestIdOf } from '../logging/request-id';
+import { AcceptsIdempotencyKey, Idempotency, IdempotentAnswers, type IdempotentExchange } from '../idempotency/idempotent-answers';
+import { RequestId } from '../logging/request-id';
 import { CreateSessionDto } from './dto/create-session.dto';
 import { ListSessionsQueryDto, SessionDto, SessionListDto } from './dto/session.dto';
 import { SessionsService } from './sessions.service';
@@ -13,22 +13,23 @@ import { sessionIdPipe as sessionId } from './session-id.pipe';
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sessions')
 export class SessionsController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly idempotent: IdempotentAnswers,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a session: a proxy number for two participants, on the first healthy provider.' })
-  @Idempotent({
-    recoverFrom: SessionsService,
-    recover: (sessions, { accountId, key, request }) => sessions.takeOver(accountId, key, requestIdOf(request)),
-  })
+  @AcceptsIdempotencyKey()
   @ApiCreatedResponse({ type: SessionDto })
   create(
-    @CurrentPrincipal() principal: Principal,
+    @CurrentPrincipal() { accountId }: Principal,
     @Body() body: CreateSessionDto,
-    @IdempotencyKey() key: string | null,
+    @Idempotency() idempotency: IdempotentExchange,
     @RequestId() requestId: string | undefined,
   ): Promise<SessionDto> {
-    return this.sessions.create(principal.accountId, body, key, requestId);
+    const route = { recover: (key: string) => this.sessions.takeOver(accountId, key, requestId) };
+    return this.idempotent.answer(idempotency, accountId, route, () => this.sessions.create(accountId, body, idempotency.key, requestId));
   }
 
   @Get()
