@@ -2,7 +2,7 @@ import twilio from 'twilio';
 import { TWILIO_CALLBACK_EVENT_TYPE } from '../events/event-outbox';
 import type { WebhookSecrets } from '../../accounts/webhook-secrets/webhook-secrets';
 import type { ClaimedDelivery } from './delivery-store';
-import { SignedRequestPreparer } from './signed-request';
+import { SignedRequestPreparer, webhookBody, webhookBodyBytes } from './signed-request';
 
 const SECRET = 'whsec_c3VwZXItc2VjcmV0LWZvci10aGUtc3BlYw';
 const secrets = { signingSecrets: () => Promise.resolve([SECRET, 'whsec_b2xkLXNlY3JldA']) } as unknown as WebhookSecrets;
@@ -46,5 +46,17 @@ describe('the request a delivery is sent as', () => {
     expect(JSON.parse(body)).toMatchObject({ type: 'message.relayed', data: { sessionId: 's' } });
     expect(headers['webhook-signature']).toMatch(/^v1,/);
     expect(headers['x-twilio-signature']).toBeUndefined();
+  });
+});
+
+describe('webhookBodyBytes', () => {
+  it.each([
+    ['no data', {}],
+    ['a session event', { session: { id: 'x', numberHistory: [{ since: '2030-07-30T20:00:00.000Z', until: null }] }, receivedAt: 'now' }],
+    ['text with quotes, escapes and characters of 2, 3 and 4 bytes', { text: 'a "b" \\ \n \u0007 é € 𝄞', list: [1, 2.5, -0, true, null] }],
+    ['a key that needs escaping', { 'k"\\ey': 'v' }],
+  ])('is the byte length of the body itself: %s', (_case, data: Record<string, unknown>) => {
+    const event = delivery('session.created', data);
+    expect(webhookBodyBytes(event, JSON.stringify(data))).toBe(Buffer.byteLength(webhookBody(event)));
   });
 });

@@ -25,6 +25,15 @@ export function webhookBody(delivery: Pick<ClaimedDelivery, 'eventId' | 'type' |
 }
 
 /**
+ * The byte length of `webhookBody` for an event whose data serialises to `dataJson`, without serialising the data
+ * again: JSON.stringify writes a member's value as it would alone, so the body is its envelope with `{}` for data,
+ * `{}` replaced by `dataJson`.
+ */
+export function webhookBodyBytes(delivery: Pick<ClaimedDelivery, 'eventId' | 'type' | 'eventCreatedAt'>, dataJson: string): number {
+  return Buffer.byteLength(webhookBody({ ...delivery, data: {} })) - 2 + Buffer.byteLength(dataJson);
+}
+
+/**
  * Signs at send time: `webhook-id` is the delivery id (stable across retries), `webhook-timestamp` the
  * attempt's time, and one `v1` signature per secret that signs now. Ops deliveries are signed with
  * OPS_WEBHOOK_SECRET when it is set.

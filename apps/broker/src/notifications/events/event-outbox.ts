@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { Clock } from '@app/clock';
-import { webhookBody } from '../delivery/signed-request';
+import { webhookBodyBytes } from '../delivery/signed-request';
 import { SESSION_EVENT_TYPES, type OpsEventType, type SessionEventType } from '../entities';
 import type { DeliveryWakes } from './delivery-wakes';
 
@@ -201,7 +201,8 @@ export class EventOutbox {
     const createdAt = new Date(now);
     // Receivers order events by `receivedAt` inside `data` (docs/webhooks.md#delivery-rules): every event carries it.
     const data = { ...eventData, receivedAt: (receivedAt ?? createdAt).toISOString() };
-    const size = Buffer.byteLength(webhookBody({ eventId, type, eventCreatedAt: createdAt, data }));
+    const dataJson = JSON.stringify(data);
+    const size = webhookBodyBytes({ eventId, type, eventCreatedAt: createdAt }, dataJson);
     if (size > MAX_WEBHOOK_BODY_BYTES)
       throw new WebhookBodyTooLargeError(`a ${type} webhook body would be ${size} bytes; at most ${MAX_WEBHOOK_BODY_BYTES} are sent`);
     const params = [
@@ -210,7 +211,7 @@ export class EventOutbox {
       sessionId,
       type,
       callbackUrl,
-      JSON.stringify(data),
+      dataJson,
       createdAt.toISOString(),
       deliveryId,
       new Date(now + this.settings.giveUpAfterMs).toISOString(),
