@@ -91,6 +91,28 @@ describe('request bodies, read after authentication', () => {
     expect(res.status).toBe(413);
   });
 
+  it('reads each accepted type with its own parser: JSON, a +json type, a form with a charset', async () => {
+    const post = () => request(app.getHttpServer()).post('/open');
+    await post()
+      .set('content-type', 'application/json')
+      .send('{"a":[1]}')
+      .expect(201, { body: { a: [1] } });
+    await post()
+      .set('content-type', 'application/vnd.example+json')
+      .send('{"a":2}')
+      .expect(201, { body: { a: 2 } });
+    await post()
+      .set('content-type', 'application/x-www-form-urlencoded; charset=utf-8')
+      .send('To=%2B2348030000001&Body=at+the+gate')
+      .expect(201, { body: { To: '+2348030000001', Body: 'at the gate' } });
+    // A form is not JSON to the JSON parser, nor JSON a form to the form parser: each is read by its type alone.
+    await post()
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send('{"a":1}')
+      .expect(201, { body: { '{"a":1}': '' } });
+    expect((await post().set('content-type', 'application/json').send('a=1')).status).toBe(400);
+  });
+
   it('answers a body of another content type with 415 on either kind of route', async () => {
     for (const path of ['/open', '/guarded'])
       await request(app.getHttpServer()).post(path).set('x-ok', '1').set('content-type', 'text/plain').send('hello').expect(415);

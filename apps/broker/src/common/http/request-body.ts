@@ -18,8 +18,9 @@ import { ProblemException } from '../problem';
 /** Provider webhooks are a few hundred bytes; an unauthenticated sender gets no more than this. */
 export const UNAUTHENTICATED_BODY_LIMIT_BYTES = 64 * 1024;
 
-const ACCEPTED_TYPES = ['application/json', 'application/*+json', 'application/x-www-form-urlencoded'];
-const JSON_TYPES = ACCEPTED_TYPES.slice(0, 2);
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const ACCEPTED_TYPES = [...JSON_TYPES, FORM_TYPE];
 
 /** Marks a guard class that reads the body itself once it has authenticated the caller (`RequestBodyReader.read`). */
 export const READS_BODY_AFTER_AUTHENTICATION = Symbol('reads the body after authentication');
@@ -29,7 +30,7 @@ type BodyRequest = Request & { rawBody?: Buffer };
 /** Reads and parses a request's body (JSON or form), keeping the raw bytes as `rawBody`; a body's problems are 4xx. */
 export class RequestBodyReader {
   private readonly limits: Record<'authenticated' | 'unauthenticated', number>;
-  private readonly parsers: Record<'authenticated' | 'unauthenticated', RequestHandler[]>;
+  private readonly parsers: Record<'authenticated' | 'unauthenticated', Record<'json' | 'form', RequestHandler>>;
 
   constructor(config: Pick<BrokerConfig, 'requestBodyLimitBytes'>) {
     this.limits = {
@@ -41,7 +42,9 @@ export class RequestBodyReader {
 
   async read(request: BodyRequest, response: Response, authenticated: boolean): Promise<void> {
     if (!hasBody(request)) return;
-    if (!request.is(ACCEPTED_TYPES)) {
+    // The accepted type that matched: the form's own name, or a JSON one.
+    const type = request.is(ACCEPTED_TYPES);
+    if (!type) {
       throw new ProblemException({
         status: 415,
         slug: 'unsupported-media-type',
@@ -52,11 +55,10 @@ export class RequestBodyReader {
     const caller = authenticated ? 'authenticated' : 'unauthenticated';
     // body-parser would read an announced oversize body to its end before answering.
     if (Number(request.headers['content-length'] ?? 0) > this.limits[caller]) throw tooLarge(this.limits[caller]);
-    for (const parse of this.parsers[caller]) {
-      await new Promise<void>((resolve, reject) => {
-        void parse(request, response, (error?: unknown) => (error ? reject(clientError(error)) : resolve()));
-      });
-    }
+    const parse = this.parsers[caller][type === FORM_TYPE ? 'form' : 'json'];
+    await new Promise<void>((resolve, reject) => {
+      void parse(request, response, (error?: unknown) => (error ? reject(clientError(error)) : resolve()));
+    });
   }
 }
 
@@ -119,12 +121,13 @@ function tooLarge(limit: number): ProblemException {
   });
 }
 
-function parsers(limit: number): RequestHandler[] {
+/** Each accepted type's parser: only the one for the body's type is run. */
+function parsers(limit: number): Record<'json' | 'form', RequestHandler> {
   // Provider webhooks are verified over the exact bytes received.
   const verify = (req: BodyRequest, _res: unknown, buffer: Buffer) => {
     req.rawBody = buffer;
   };
-  return [json({ limit, type: JSON_TYPES, verify }), urlencoded({ limit, extended: false, verify })];
+  return { json: json({ limit, type: JSON_TYPES, verify }), form: urlencoded({ limit, extended: false, verify }) };
 }
 
 /** RFC 9112: a body is announced by Transfer-Encoding or a non-zero Content-Length. */
