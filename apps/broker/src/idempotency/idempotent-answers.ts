@@ -38,7 +38,7 @@ export interface IdempotentRoute<T> {
  * IdempotencyService decides whether the handler's work runs or the key's kept answer is sent again; without it
  * the work runs as it is. Called from the handler, so the route's pipes have run: a body they refuse keeps
  * nothing (the key then takes a body that passes), and nothing is hashed for it. Not a Nest interceptor: one
- * wraps every request of its route, with or without a key, in an RxJS chain (13 % of a create's CPU, docs/BENCHMARKS.md).
+ * wraps every request of its route, with or without a key, in an RxJS chain (6–13 % of a create's CPU, docs/BENCHMARKS.md).
  */
 @Injectable()
 export class IdempotentAnswers {
