@@ -311,6 +311,39 @@ describe('migrations ReserveSessionFunction and ActivateSessionFunction', () => 
       expect(await count(`SELECT count(*)::int AS n FROM sessions WHERE id = $1`, request.sessionId)).toBe(0);
     });
 
+    // Migration CreateWithoutNestedCall: the reservation's statements are the create's own, not a call of
+    // broker_reserve_session (a second function call set up on every create).
+    it('reserves in its own body, calling no other function of ours', async () => {
+      const client = new Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        await client.query(`SET track_functions = 'pl'`);
+        const calls = async () => {
+          await client.query('SELECT pg_stat_force_next_flush()');
+          const rows: Array<{ name: string; calls: string }> = (
+            await client.query(
+              `SELECT funcname AS name, calls FROM pg_stat_user_functions WHERE funcname IN ('broker_create_session', 'broker_reserve_session')`,
+            )
+          ).rows;
+          return Object.fromEntries(rows.map((r) => [r.name, Number(r.calls)]));
+        };
+        const before = await calls();
+        const repository = new SessionReservationRepository(
+          { query: async (sql, params) => (await client.query(sql, params)).rows },
+          outbox,
+        );
+        for (let i = 0; i < 3; i++) {
+          const request = input(ACCOUNT, 'https://one.example/hook');
+          expect((await repository.create(request, sessionCreated(activeDraft(request)))).reserved).not.toBeNull();
+        }
+        const after = await calls();
+        expect((after.broker_create_session ?? 0) - (before.broker_create_session ?? 0)).toBe(3);
+        expect((after.broker_reserve_session ?? 0) - (before.broker_reserve_session ?? 0)).toBe(0);
+      } finally {
+        await client.end();
+      }
+    });
+
     it('creates on a fresh connection without reading the growing tables sequentially', async () => {
       const fresh = await new DataSource(brokerDataSourceOptions({ url: db.url, entities: ENTITIES, poolSize: 1 })).initialize();
       try {

@@ -58,7 +58,8 @@ export const RESERVE_SQL = `/* session.reserve */
 const RESERVE = preparedStatement('session.reserve', RESERVE_SQL);
 
 /**
- * A create with no provider call, one statement and one commit (migration CreateInOneStatement): the reservation's
+ * A create with no provider call, one statement and one commit (migration CreateInOneStatement; one PL/pgSQL function
+ * since CreateWithoutNestedCall, the reservation's statements its own): the reservation's
  * eighteen parameters, then the `session.created` event's ten (EventOutbox's, in its order), and the session is
  * written `active` with its event and the event's delivery; the answer is the reservation's, with the delivery's
  * URL. It commits durably (no `synchronous_commit` off): the 201 follows it.

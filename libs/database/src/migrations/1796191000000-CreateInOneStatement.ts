@@ -139,7 +139,7 @@ export const RESERVE_FUNCTION = `CREATE FUNCTION "broker_reserve_session"(
  * The reservation with `active`, then, when it reserved, the event and its delivery as broker_activate_session_wake_after
  * writes them (its `p_*` event parameters, the data's proxy number set); the refusal's row as the reservation gives it.
  */
-const CREATE_FUNCTION = `CREATE FUNCTION "broker_create_session"(
+export const CREATE_FUNCTION = `CREATE FUNCTION "broker_create_session"(
    p_provider text, p_channels text[], p_numbers text[], p_load_order uuid[], p_account_id uuid, p_participants text[],
    p_callback_url text, p_metadata jsonb, p_ttl_seconds double precision, p_idempotency_key text, p_participant_limit integer,
    p_now timestamptz, p_idle_ttl_seconds integer, p_unique_name text, p_intercept_url text, p_sticky boolean,

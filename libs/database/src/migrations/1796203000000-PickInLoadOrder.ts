@@ -11,7 +11,7 @@ const PICK_WINDOW = `        LIMIT (SELECT count(*) + 1 FROM session_participant
 const POOL_RULE = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers))\n      ORDER BY o.sticky';
 const POOL_RULE_IN_ORDER = 'sp.expires_at > p_now AND sp.number = ANY(p_numbers) OFFSET 0)\n      ORDER BY o.sticky';
 
-const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
+export const PICK_IN_LOAD_ORDER_FUNCTION = replaced(
   replaced(
     replaced(JOINED_RESERVE_FUNCTION, SETTINGS, `${SETTINGS} SET enable_nestloop = off\n SET jit = off\n`),
     ALL_CANDIDATES,

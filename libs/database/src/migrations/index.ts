@@ -31,6 +31,7 @@ import { WebhookEventTextRetention1796201000000 } from './1796201000000-WebhookE
 import { LoadRankByPosition1796202000000 } from './1796202000000-LoadRankByPosition';
 import { PickInLoadOrder1796203000000 } from './1796203000000-PickInLoadOrder';
 import { NoJitInCreateFunctions1796204000000 } from './1796204000000-NoJitInCreateFunctions';
+import { CreateWithoutNestedCall1796205000000 } from './1796205000000-CreateWithoutNestedCall';
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
 export const MIGRATIONS: Function[] = [
   InitialSchema1796021822493,
@@ -65,4 +66,5 @@ export const MIGRATIONS: Function[] = [
   LoadRankByPosition1796202000000,
   PickInLoadOrder1796203000000,
   NoJitInCreateFunctions1796204000000,
+  CreateWithoutNestedCall1796205000000,
 ];
