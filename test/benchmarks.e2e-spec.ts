@@ -69,6 +69,11 @@ describe('benchmarks from a fresh clone, shortest mode', () => {
       ['--amount=100', '--rounds=1', '--warmup=50', '--quiets=1', '--burst-seconds=1', '--numbers=20', '--connections=4'],
       'brokerCpuVsFloor',
     ],
+    [
+      'sessions',
+      ['--postgres-ab', '--amount=50', '--rounds=1', '--warmup=20', '--numbers=10', '--connections=2'],
+      'baseOverMinimalPostgres',
+    ],
   ])('npm run bench:%s -- %j exits 0 with its JSON result', async (name, args, field) => {
     const finished = await run('npm', ['run', '--silent', `bench:${name}`, '--', ...args]);
     if (finished.code !== 0) throw new Error(`bench:${name} exited ${finished.code}:\n${finished.output.slice(-8000)}`);

@@ -34,25 +34,26 @@
  *          one closing idle connections after 10 s as node-postgres does by default; and what a connection costs)
  *        npm run bench:sessions -- --against=DIR   (only: the broker's CPU per create, this build against the one
  *          built in DIR, rounds interleaved: each change to the create path measured A/B in one run; against.ts)
+ *        npm run bench:sessions -- --postgres-ab [--variant=FILE]   (only: PostgreSQL's CPU per create, the minimal SQL against
+ *          the create statement, and against the create statement after FILE's SQL: a change to its functions A/B; postgres-ab.ts)
  *        npm run bench:sessions -- --profile   (also: both brokers' CPU profiles in reports/profiles/; with --against, the
  *          two builds' brokers')
  */
-import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { Client } from 'pg';
-import { systemClock } from '@app/clock';
-import { EventOutbox } from '../../apps/broker/src/notifications';
-import { activateWithEvent, RESERVE_SQL, SessionReservationRepository, sessionCreated, type Session } from '../../apps/broker/src/sessions';
+import { activateWithEvent, RESERVE_SQL, sessionCreated, type Session } from '../../apps/broker/src/sessions';
 import { candidateScaling } from './candidate-scaling';
 import { against } from './against';
 import { createLadder } from './create-ladder';
+import { brokerCreateStatement, freshPair, minimalAllocation, outbox } from './create-statements';
 import { floors } from './floors';
-import { DIRECT_PROVIDER, startDirectBroker, type DirectBroker } from './direct-provider';
+import { postgresAb } from './postgres-ab';
+import { startDirectBroker, type DirectBroker } from './direct-provider';
 import { connectionCost, idleMachine, quietBursts, quietRatio, type BurstFigures } from './quiet-burst';
 import { calibrateProbe } from '../support/machine-probe';
 import { load, paced, type LoadResult } from '../support/load';
 import { checkPoolRule, resetSessions, withClient } from '../support/pool-rule';
-import { reservationInput, reserveParams } from '../support/reserve-params';
+import { reserveParams } from '../support/reserve-params';
 import { BENCH_API_KEY, startBrokerProcess, startDatabase, startSimulatorProcess } from '../support/stack';
 import { phaseReport, scrape } from '../support/broker-metrics';
 import { cpuMeter, machineBusyMs, ownCpuMs, parentPid, postgresCpuMs, processCpuMs } from '../support/cpu';
@@ -72,39 +73,10 @@ const QUIETS_MS = (process.argv.find((a) => a.startsWith('--quiets='))?.slice(9)
 const SLOW_STATEMENT_MS = numberArg('slow-statement-ms', 50);
 const CREATE_HEADERS = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
 
-/**
- * Each participant number is used once in the whole run, so no create ever meets the pool rule. Valid
- * Nigerian mobiles (+234 803…), the pool's country: the broker refuses participants in a country the
- * account may not reach and special-rate numbers (docs/security.md).
- */
-let participantSeq = 0;
-function freshPair(): [string, string] {
-  participantSeq += 1;
-  const n = participantSeq * 2;
-  return [`+234803${String(n).padStart(7, '0')}`, `+234803${String(n + 1).padStart(7, '0')}`];
-}
-
 function createBody(): string {
   const [a, b] = freshPair();
   return JSON.stringify({ channel: 'sms', participants: [{ number: a }, { number: b }] });
 }
-
-/** Claim + session + participants in one round trip: the least SQL that allocates and keeps the rule. */
-const ALLOCATE = `
-  WITH pick AS (
-    SELECT pn.id, pn.number FROM proxy_numbers pn
-     WHERE pn.provider = $2 AND pn.enabled AND $3 = ANY(pn.capabilities)
-       AND NOT EXISTS (SELECT 1 FROM session_participants sp
-                        WHERE sp.proxy_number_id = pn.id AND sp.active AND sp.number = ANY($4::text[]))
-     LIMIT 1
-  ), s AS (
-    INSERT INTO sessions (account_id, channels, status, provider, proxy_number_id, proxy_number, participants, expires_at, inactive_at)
-    SELECT $1, ARRAY[$3], 'active', $2, pick.id, pick.number, $4::text[], now() + interval '1 hour', now() + interval '1 hour' FROM pick
-    RETURNING id, proxy_number_id, expires_at
-  )
-  INSERT INTO session_participants (session_id, number, proxy_number_id, active, expires_at, partner)
-  SELECT s.id, p.n, s.proxy_number_id, true, s.expires_at, p.o
-    FROM s, (VALUES (($4::text[])[1], ($4::text[])[2]), (($4::text[])[2], ($4::text[])[1])) AS p(n, o)`;
 
 /**
  * The statements the broker sends for one create, run by the broker's own code (the allocator's
@@ -112,8 +84,6 @@ const ALLOCATE = `
  * database work of the HTTP path without HTTP, Nest or the provider call. Shows where the gap to the
  * minimal SQL goes.
  */
-const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
-
 async function brokerStatements(client: Client, accountId: string): Promise<void> {
   const participants = freshPair();
   // The allocator's own statement (one round trip, no explicit transaction), load order empty.
@@ -143,63 +113,10 @@ async function brokerStatements(client: Client, accountId: string): Promise<void
     throw new Error('activation changed nothing');
 }
 
-/**
- * The one statement the broker sends for a create on a provider that keeps no sessions (SessionReservationRepository's
- * `create`: reservation, active session, its `session.created` event, one commit), run by the broker's own repository
- * on a bare client: the thin client of `brokerCpuVsFloor`'s floor on the no-provider-call path.
- */
-/** The direct provider's numbers as the broker's load order names them (all idle: by number), read once per run. */
-let directLoadOrder: string[] | undefined;
-
-/** One repository per client, made on its first create: the floor's thin client does no set-up per create. */
-const repositories = new WeakMap<Client, SessionReservationRepository>();
-
-async function brokerCreateStatement(client: Client, accountId: string): Promise<void> {
-  directLoadOrder ??= (
-    await client.query<{ id: string }>(`SELECT id FROM proxy_numbers WHERE provider = $1 ORDER BY number`, [DIRECT_PROVIDER])
-  ).rows.map((r) => r.id);
-  let repository = repositories.get(client);
-  if (!repository) {
-    repository = new SessionReservationRepository(
-      { query: async (sql: string, params?: unknown[]) => (await client.query(sql, params)).rows },
-      outbox,
-    );
-    repositories.set(client, repository);
-  }
-  const participants = freshPair();
-  const now = new Date();
-  const sessionId = randomUUID();
-  // As the broker sends it: the provider's numbers, least loaded first.
-  const input = reservationInput({ provider: DIRECT_PROVIDER, accountId, participants, loadOrder: directLoadOrder, now, sessionId });
-  const expiresAt = new Date(now.getTime() + 3600_000);
-  const draft = {
-    id: sessionId,
-    accountId,
-    channels: ['sms'],
-    status: 'active',
-    provider: DIRECT_PROVIDER,
-    proxyNumber: '',
-    participants,
-    bindingId: null,
-    callbackUrl: null,
-    metadata: {},
-    createdAt: now,
-    expiresAt,
-    inactiveAt: expiresAt,
-  } as unknown as Session;
-  const result = await repository.create(input, sessionCreated(draft));
-  if (!result.reserved) throw new Error('the one-statement create reserved nothing');
-}
-
 interface Phase {
   perSecond: number;
   p50: number;
   p99: number;
-}
-
-async function minimalAllocation(client: Client, accountId: string): Promise<void> {
-  const result = await client.query(ALLOCATE, [accountId, 'primary', 'sms', freshPair()]);
-  if (result.rowCount !== 2) throw new Error(`allocation made ${result.rowCount} participant rows`);
 }
 
 type Allocation = (client: Client, accountId: string) => Promise<void>;
@@ -262,6 +179,8 @@ async function sessionCount(url: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  // Its own server and set-up, no broker running during its phases.
+  if (process.argv.includes('--postgres-ab')) return postgresAb();
   const runStarted = Date.now();
   const db = await startDatabase('bench_sessions', {
     external: process.env.DATABASE_URL,
