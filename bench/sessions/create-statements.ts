@@ -43,17 +43,17 @@ export const ALLOCATE = `
 /** The outbox the thin clients write events with, as the broker configures it. */
 export const outbox = new EventOutbox(systemClock, { giveUpAfterMs: 72 * 3600_000 });
 
-/**
- * The one statement the broker sends for a create on a provider that keeps no sessions (SessionReservationRepository's
- * `create`: reservation, active session, its `session.created` event, one commit), run by the broker's own repository
- * on a bare client: the thin client of `brokerCpuVsFloor`'s floor on the no-provider-call path.
- */
 /** The direct provider's numbers as the broker's load order names them (all idle: by number), read once per run. */
 let directLoadOrder: string[] | undefined;
 
 /** One repository per client, made on its first create: the floor's thin client does no set-up per create. */
 const repositories = new WeakMap<Client, SessionReservationRepository>();
 
+/**
+ * The one statement the broker sends for a create on a provider that keeps no sessions (SessionReservationRepository's
+ * `create`: reservation, active session, its `session.created` event, one commit), run by the broker's own repository
+ * on a bare client: the thin client of `brokerCpuVsFloor`'s floor on the no-provider-call path.
+ */
 export async function brokerCreateStatement(client: Client, accountId: string): Promise<void> {
   directLoadOrder ??= (
     await client.query<{ id: string }>(`SELECT id FROM proxy_numbers WHERE provider = $1 ORDER BY number`, [DIRECT_PROVIDER])

@@ -134,22 +134,24 @@ export async function postgresAb(): Promise<void> {
     const postmaster = await withClient(db.url, async (c) =>
       parentPid((await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid),
     );
-    const buildsFunctions = await withClient(db.url, async (c) =>
-      (
-        await c.query<{ definition: string }>(
-          `SELECT pg_get_functiondef(p.oid) AS definition FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    const buildsFunctions = () =>
+      withClient(db.url, async (c) =>
+        (
+          await c.query<{ definition: string }>(
+            `SELECT pg_get_functiondef(p.oid) AS definition FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
             WHERE n.nspname = 'public' AND p.proname = ANY($1)`,
-          [CREATE_FUNCTIONS],
-        )
-      ).rows
-        .map((r) => `${r.definition};`)
-        .join('\n'),
-    );
+            [CREATE_FUNCTIONS],
+          )
+        ).rows
+          .map((r) => `${r.definition};`)
+          .join('\n'),
+      );
     if (withStatements) await withClient(db.url, (c) => c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements'));
     const minimal: Work = (client, account) => minimalAllocation(client, account, DIRECT_PROVIDER);
     const contenders: Contender[] = [
       { name: 'minimal', work: minimal },
-      { name: 'base', work: brokerCreateStatement, setUp: fileArg('base') ?? buildsFunctions },
+      // The build's functions are put back only where a variant replaces them.
+      { name: 'base', work: brokerCreateStatement, setUp: fileArg('base') ?? (variant ? await buildsFunctions() : undefined) },
       ...(variant ? [{ name: 'variant' as const, work: brokerCreateStatement, setUp: variant }] : []),
     ];
     const figures: Record<Contender['name'], PhaseFigures[]> = { minimal: [], base: [], variant: [] };

@@ -12,24 +12,20 @@ const DECLARATIONS = ' DECLARE\n';
 /** Where the reservation, having reserved, answers its row. */
 const RESERVED_ANSWER = '     inactive_at := reserved.inactive_at;\n     RETURN NEXT;\n';
 
-/**
- * The event and its delivery, as broker_create_session wrote them after the nested reservation (CreateInOneStatement):
- * the data's proxy number set from the row just reserved.
- */
-const EVENT_AND_DELIVERY = `     inactive_at := reserved.inactive_at;
-     target := COALESCE(p_event_callback_url, (SELECT a.default_callback_url FROM accounts a WHERE a.id = p_event_account_id));
-     INSERT INTO webhook_events (id, account_id, session_id, type, data, created_at)
-     VALUES (p_event_id, p_event_account_id, p_event_session_id, p_type, jsonb_set(jsonb_set(p_data, '{session,proxyNumber}', to_jsonb(reserved.proxy_number)),
-                                                                                   '{session,numberHistory,-1,proxyNumber}', to_jsonb(reserved.proxy_number)),
-             p_created_at);
-     IF target IS NOT NULL THEN
-       INSERT INTO webhook_deliveries (id, event_id, account_id, kind, url, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
-       VALUES (p_delivery_id, p_event_id, p_event_account_id, p_kind, target, 'pending', 0, p_created_at, p_delivery_expires_at, p_created_at,
-               p_created_at);
-     END IF;
-     delivery_url := target;
-     RETURN NEXT;
-`;
+/** The event and its delivery in CreateInOneStatement's function, which read the reservation's row as `r`. */
+const EVENT_FROM = '     target := COALESCE(';
+const EVENT_TO = '     delivery_url := target;\n';
+const NESTED_ROW_NUMBER = 'to_jsonb(r.proxy_number)';
+
+/** CreateInOneStatement's event and delivery, as written there, reading the number from the row just reserved. */
+function eventAndDelivery(): string {
+  const from = NESTED_CREATE_FUNCTION.indexOf(EVENT_FROM);
+  const to = NESTED_CREATE_FUNCTION.indexOf(EVENT_TO, from);
+  if (from < 0 || to < 0) throw new Error("migration: the event is not in CreateInOneStatement's function");
+  const block = NESTED_CREATE_FUNCTION.slice(from, to + EVENT_TO.length);
+  if (block.split(NESTED_ROW_NUMBER).length !== 3) throw new Error('migration: the event does not set the proxy number twice');
+  return block.replaceAll(NESTED_ROW_NUMBER, 'to_jsonb(reserved.proxy_number)');
+}
 
 /**
  * broker_create_session as one PL/pgSQL function: broker_reserve_session's body (PickInLoadOrder's, with its settings),
@@ -58,7 +54,7 @@ export const CREATE_IN_ONE_FUNCTION = orReplace(
       `${DECLARATIONS}   target text;\n`,
     ),
     RESERVED_ANSWER,
-    EVENT_AND_DELIVERY,
+    `     inactive_at := reserved.inactive_at;\n${eventAndDelivery()}     RETURN NEXT;\n`,
   ),
 );
 
